@@ -1,0 +1,1 @@
+"""Parley's engine (filled in as the modules land)."""

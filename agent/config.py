@@ -1,0 +1,102 @@
+"""AgentConfig: the run's configuration as frozen value objects (parsed from the YAML by the caller)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from agent.limits import Limits
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class BuiltinToolEntry(_Frozen):
+    """`- builtin: calculator` (with optional `options:` for the built-in's back-end)."""
+
+    builtin: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    timeout_s: float | None = Field(None, gt=0)
+    fallbacks: list[str] = Field(default_factory=list)
+
+
+class HttpSpec(_Frozen):
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "GET"
+    url: str
+    headers: dict[str, str] = Field(default_factory=dict)
+    timeout_s: float = Field(10.0, gt=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upper_method(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("method"), str):
+            data = {**data, "method": data["method"].upper()}
+        return data
+
+
+class HttpToolEntry(_Frozen):
+    """A team's own API, declared in YAML (format fixed in DESIGN.md)."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    description: str
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    http: HttpSpec
+    fallbacks: list[str] = Field(default_factory=list)
+
+
+ToolEntry = BuiltinToolEntry | HttpToolEntry
+
+
+class InStepCritique(StrEnum):
+    NEVER = "never"
+    ON_FAILURE = "on_failure"  # after a batch with a failure, or when the question has several sub-tasks
+    ALWAYS = "always"
+
+
+class CritiqueConfig(_Frozen):
+    in_step: InStepCritique = InStepCritique.ON_FAILURE
+    closing: bool = True
+    llm: bool = True  # ask the brain for a verdict in addition to the rule-based checks
+
+
+class ObservationConfig(_Frozen):
+    hints: bool = False  # add a short `_hint` summary to each observation
+    suggested_actions: bool = True
+
+
+class DoneConfig(_Frozen):
+    planner: Literal["llm", "rules"] = "llm"  # the LLM plans the checklist; rules are the fallback
+
+
+class OutputConfig(_Frozen):
+    format: Literal["text", "json"] = "text"
+    json_schema: dict[str, Any] | None = Field(None, alias="schema")
+
+    @model_validator(mode="after")
+    def _schema_for_json(self) -> OutputConfig:
+        if self.format == "json" and not self.json_schema:
+            raise ValueError("output.format json needs output.schema (a JSON Schema)")
+        return self
+
+
+class BrainConfig(_Frozen):
+    protocol: Literal["tools", "json_react"] = "tools"
+    temperature: float = 0.0
+    timeout_s: float = Field(60.0, gt=0)
+    max_tokens: int | None = Field(None, gt=0)
+
+
+class AgentConfig(_Frozen):
+    """The whole YAML configuration the engine understands."""
+
+    limits: Limits = Field(default_factory=Limits)
+    brain: BrainConfig = Field(default_factory=BrainConfig)
+    critique: CritiqueConfig = Field(default_factory=CritiqueConfig)
+    observation: ObservationConfig = Field(default_factory=ObservationConfig)
+    done: DoneConfig = Field(default_factory=DoneConfig)
+    output: OutputConfig = Field(default_factory=OutputConfig)
+    errors: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    tools: list[ToolEntry] = Field(default_factory=list)

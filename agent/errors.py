@@ -1,0 +1,59 @@
+"""Error codes: the closed vocabulary every failure is graded by (never by message text)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+
+class ErrorCode(StrEnum):
+    """Well-known failure codes. Tools and HTTP back-ends may report others; those grade by the table."""
+
+    TIMEOUT = "TIMEOUT"
+    RATE_LIMIT = "RATE_LIMIT"
+    CONNECTION_ERROR = "CONNECTION_ERROR"
+    INVALID_ARGS = "INVALID_ARGS"
+    NOT_FOUND = "NOT_FOUND"
+    CITY_NOT_FOUND = "CITY_NOT_FOUND"
+    MATH_ERROR = "MATH_ERROR"
+    INVALID_RESPONSE = "INVALID_RESPONSE"
+    UPSTREAM_DOWN = "UPSTREAM_DOWN"
+    BAD_RESPONSE = "BAD_RESPONSE"
+    TOOL_CRASHED = "TOOL_CRASHED"
+    FORBIDDEN = "FORBIDDEN"
+    UNKNOWN_TOOL = "UNKNOWN_TOOL"
+    TOOL_DISABLED = "TOOL_DISABLED"
+    POLICY_VIOLATION = "POLICY_VIOLATION"
+
+
+class ToolError(Exception):
+    """Raised by a tool to report a failure with a code; the observation layer grades it.
+
+    `retryable` overrides the grading table only towards caution: a `False` here is never auto-retried.
+    """
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        retryable: bool | None = None,
+        details: dict[str, Any] | None = None,
+        suggested_action: str | None = None,
+        retry_after_s: float | None = None,
+    ) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = str(code)
+        self.message = message
+        self.retryable = retryable
+        self.details = details or {}
+        self.suggested_action = suggested_action
+        self.retry_after_s = retry_after_s
+
+
+class InvalidQuestion(ValueError):
+    """The question cannot be run (empty, too long): a user error, reported in one line."""
+
+
+class ConfigError(ValueError):
+    """The configuration is unusable; the message names the setting and what to do."""

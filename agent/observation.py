@@ -1,0 +1,257 @@
+"""Observation: a tool's raw result turned into the short, honest input of the next decision.
+
+`normalise` maps whatever a tool produced (a value, an `{"ok": false}` body, an HTML page, an exception)
+to `{ok, data}` or `{ok: false, error: {code, message, retryable, level}}`. `serialise` renders it for the
+model within a character budget; the raw result stays in the trace only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from pydantic_core import to_jsonable_python
+
+from agent.errors import ErrorCode, ToolError
+from agent.grading import ErrorLevel, GradingTable
+
+DEFAULT_MAX_OBSERVATION_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class ObservationError:
+    code: str
+    message: str
+    retryable: bool
+    level: ErrorLevel
+    retry_after_s: float | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "code": self.code,
+            "message": self.message,
+            "retryable": self.retryable,
+            "level": self.level.name,
+        }
+        if self.details:
+            body["details"] = self.details
+        return body
+
+
+@dataclass(frozen=True)
+class Observation:
+    """The graded outcome of one tool call, as the model will see it (plus what only the trace keeps)."""
+
+    ok: bool
+    data: Any = None
+    error: ObservationError | None = None
+    hint: str | None = None
+    suggested_action: str | None = None
+    fallback_tools: tuple[str, ...] = ()
+
+    @property
+    def level(self) -> ErrorLevel | None:
+        return self.error.level if self.error else None
+
+    @property
+    def code(self) -> str | None:
+        return self.error.code if self.error else None
+
+    def with_error(self, **changes: Any) -> Observation:
+        assert self.error is not None
+        return replace(self, error=replace(self.error, **changes))
+
+
+def failure(
+    code: str,
+    message: str,
+    table: GradingTable,
+    *,
+    retryable: bool | None = None,
+    retry_after_s: float | None = None,
+    details: dict[str, Any] | None = None,
+    suggested_action: str | None = None,
+) -> Observation:
+    """A failed observation graded by its code; an explicit `retryable=False` always wins."""
+    grade = table.grade(code)
+    allowed = grade.retryable if retryable is None else (grade.retryable and retryable)
+    return Observation(
+        ok=False,
+        error=ObservationError(
+            code=str(code).upper(),
+            message=_one_line(message),
+            retryable=allowed,
+            level=grade.level,
+            retry_after_s=retry_after_s,
+            details=_jsonable(details or {}),
+        ),
+        suggested_action=suggested_action or grade.suggested_action,
+    )
+
+
+def normalise(raw: Any, table: GradingTable) -> Observation:
+    """Map a tool's raw result (or the exception it raised) to an Observation. Never masquerades success."""
+    if isinstance(raw, Observation):
+        return raw
+    if isinstance(raw, ToolError):
+        return failure(
+            raw.code,
+            raw.message,
+            table,
+            retryable=raw.retryable,
+            retry_after_s=raw.retry_after_s,
+            details=raw.details,
+            suggested_action=raw.suggested_action,
+        )
+    if isinstance(raw, TimeoutError):
+        return failure(ErrorCode.TIMEOUT, str(raw) or "the tool did not answer in time", table)
+    if isinstance(raw, BaseException):
+        kind = type(raw).__name__
+        return failure(ErrorCode.TOOL_CRASHED, f"the tool raised {kind}: {raw}", table)
+    if isinstance(raw, bytes | bytearray):
+        try:
+            raw = bytes(raw).decode("utf-8")
+        except UnicodeDecodeError:
+            return failure(ErrorCode.BAD_RESPONSE, "the tool returned bytes that are not valid UTF-8", table)
+    if isinstance(raw, str) and looks_like_html(raw):
+        return failure(ErrorCode.BAD_RESPONSE, f"the tool returned an HTML page ({len(raw)} chars), not data", table)
+    if isinstance(raw, dict):
+        reported = _reported_failure(raw, table)
+        if reported is not None:
+            return reported
+        if raw.get("ok") is True and set(raw) <= {"ok", "data"}:
+            raw = raw.get("data")
+    return Observation(ok=True, data=_jsonable(raw))
+
+
+def _reported_failure(body: dict[str, Any], table: GradingTable) -> Observation | None:
+    """`{"ok": false, …}` or `{"error": {"code": …}}` is a failure, whatever the transport said."""
+    error = body.get("error")
+    if body.get("ok") is False or isinstance(error, dict) or (error and body.get("ok") is not True):
+        spec = error if isinstance(error, dict) else {}
+        code = spec.get("code") or body.get("code") or "TOOL_REPORTED_FAILURE"
+        message = spec.get("message") or (error if isinstance(error, str) else None) or body.get("message")
+        retryable = spec.get("retryable") if isinstance(spec.get("retryable"), bool) else None
+        details = {k: v for k, v in spec.items() if k not in {"code", "message", "retryable"}}
+        return failure(
+            str(code),
+            str(message or "the tool reported a failure"),
+            table,
+            retryable=retryable,
+            details=details,
+            suggested_action=spec.get("suggested_action") or body.get("suggested_action"),
+        )
+    return None
+
+
+def looks_like_html(text: str) -> bool:
+    head = text.lstrip()[:200].lower()
+    return head.startswith(("<!doctype html", "<html", "<head", "<body")) or "<html" in head
+
+
+def serialise(
+    observation: Observation,
+    *,
+    max_chars: int = DEFAULT_MAX_OBSERVATION_CHARS,
+    cite: str | None = None,
+    include_hint: bool = False,
+    include_suggested_action: bool = True,
+) -> str:
+    """One short JSON string for the model. Payloads over `max_chars` are cut, with a note of what was cut."""
+    body: dict[str, Any] = {"ok": observation.ok}
+    if observation.ok:
+        body["data"] = observation.data
+        if cite:
+            body["cite"] = cite
+    else:
+        assert observation.error is not None
+        body["error"] = observation.error.as_dict()
+    if include_suggested_action and observation.suggested_action:
+        body["suggested_action"] = observation.suggested_action
+    if include_suggested_action and observation.fallback_tools:
+        body["fallback_tools"] = list(observation.fallback_tools)
+    if include_hint and observation.hint:
+        body["_hint"] = observation.hint
+    text = _dumps(body)
+    if len(text) <= max_chars:
+        return text
+    return _dumps(_cut(body, max_chars))
+
+
+def _cut(body: dict[str, Any], max_chars: int) -> dict[str, Any]:
+    """Shrink strings and lists in the payload until it fits; say what was cut."""
+    key = "data" if body.get("ok") else "error"
+    original = body[key]
+    full_size = len(_dumps(original))
+    for limit in (400, 200, 100, 50, 20, 10, 5, 2, 1):
+        shrunk, notes = _shrink(original, limit)
+        note = f"cut to fit the observation budget ({full_size} chars in full, kept in the trace): " + "; ".join(
+            notes[:3]
+        )
+        candidate = {**body, key: shrunk, "_truncated": note}
+        if len(_dumps(candidate)) <= max_chars:
+            return candidate
+    text = _dumps(original)
+    room = max(0, max_chars - 200)
+    return {
+        **{k: v for k, v in body.items() if k != key},
+        key: text[:room],
+        "_truncated": f"cut to the first {room} of {full_size} chars; the whole result is in the trace",
+    }
+
+
+def _shrink(value: Any, limit: int, path: str = "data") -> tuple[Any, list[str]]:
+    notes: list[str] = []
+    if isinstance(value, str) and len(value) > limit * 4:
+        notes.append(f"{path}: text kept {limit * 4} of {len(value)} chars")
+        return value[: limit * 4] + "…", notes
+    if isinstance(value, list):
+        kept = value[:limit]
+        if len(value) > limit:
+            notes.append(f"{path}: kept {limit} of {len(value)} items")
+        out = []
+        for i, item in enumerate(kept):
+            item, sub = _shrink(item, limit, f"{path}[{i}]")
+            out.append(item)
+            notes.extend(sub)
+        return out, notes
+    if isinstance(value, dict):
+        items = list(value.items())
+        if len(items) > limit * 2:
+            notes.append(f"{path}: kept {limit * 2} of {len(items)} keys")
+            items = items[: limit * 2]
+        out_dict = {}
+        for k, v in items:
+            v, sub = _shrink(v, limit, f"{path}.{k}")
+            out_dict[k] = v
+            notes.extend(sub)
+        return out_dict, notes
+    return value, notes
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON values only: NaN/Infinity become strings, unknown objects their text."""
+    plain = to_jsonable_python(value, fallback=str)
+    return _finite(plain)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _finite(v) for k, v in value.items()}
+    return value
+
+
+def _one_line(text: str, limit: int = 500) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

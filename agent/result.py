@@ -1,0 +1,126 @@
+"""RunResult: how a run ended — status, termination reason, answer, citations, Done items, counters."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class RunStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SOLVED = "solved"
+    DEGRADED = "degraded"
+    REFUSED = "refused"
+    AWAITING_REVIEW = "awaiting_review"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+
+
+class TerminationReason(StrEnum):
+    """Why a run ended. Closed: every run ends with exactly one of these."""
+
+    ANSWERED = "answered"
+    GAVE_UP = "gave_up"
+    MAX_STEPS = "max_steps"
+    REPEAT_SAME_CALL = "repeat_same_call"
+    REPEAT_SAME_ERROR = "repeat_same_error"
+    REPEAT_ALTERNATION = "repeat_alternation"
+    NO_PROGRESS = "no_progress"
+    CRITIQUE_SPIN = "critique_spin"
+    UNGROUNDED_ANSWER = "ungrounded_answer"
+    INVALID_OUTPUT = "invalid_output"
+    IRRECOVERABLE_ERROR = "irrecoverable_error"
+    POLICY_VIOLATION = "policy_violation"
+    ALL_TOOLS_FAILED = "all_tools_failed"
+    LLM_UNAVAILABLE = "llm_unavailable"
+    RUN_TIMEOUT = "run_timeout"
+    CANCELLED = "cancelled"
+
+    @property
+    def status(self) -> RunStatus:
+        if self is TerminationReason.ANSWERED:
+            return RunStatus.SOLVED
+        if self is TerminationReason.POLICY_VIOLATION:
+            return RunStatus.REFUSED
+        return RunStatus.DEGRADED
+
+
+class Citation(BaseModel):
+    """A fact's source: the tool call it rests on."""
+
+    model_config = ConfigDict(frozen=True)
+
+    marker: str
+    tool: str
+    tool_call_id: str
+    step: int
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class Escalation(BaseModel):
+    """Why people must look at this run, and the exact action that was held or refused."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reason: str
+    level: str
+    message: str
+    tool: str | None = None
+    arguments: dict[str, Any] | None = None
+    tool_call_id: str | None = None
+
+
+class DegradedFinal(BaseModel):
+    """An honest partial answer: what was completed (with citations), what is missing, why, what next."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reason: TerminationReason
+    explanation: str
+    completed: list[str]
+    missing: list[str]
+    known_facts: list[str]
+    citations: list[Citation]
+    next_steps: list[str]
+
+    def render(self) -> str:
+        """Plain text; front ends render their own richer forms from the fields."""
+        lines = [f"Partial answer — {self.explanation}"]
+        if self.known_facts:
+            lines.append("What I found:")
+            lines.extend(f"  • {fact}" for fact in self.known_facts)
+        if self.completed:
+            lines.append("Done: " + "; ".join(self.completed))
+        if self.missing:
+            lines.append("Missing: " + "; ".join(self.missing))
+        if self.next_steps:
+            lines.append("What you can do: " + " ".join(self.next_steps))
+        return "\n".join(lines)
+
+
+class RunResult(BaseModel):
+    """The outward contract of one run (DESIGN.md): what `parley ask --json` prints."""
+
+    run_id: str
+    question: str
+    status: RunStatus
+    termination_reason: TerminationReason
+    answer: str
+    citations: list[Citation]
+    completed: list[str]
+    missing: list[str]
+    steps: int
+    llm_calls: int
+    tool_calls: int
+    retries: int
+    critique_rounds: int
+    tokens: int = 0
+    duration_ms: int = 0
+    escalation: Escalation | None = None
+    degraded: DegradedFinal | None = None
+    replayed: bool = False
+    brain: str = ""

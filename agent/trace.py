@@ -1,0 +1,176 @@
+"""Trace: typed, frozen events for everything a run does, emitted through a `Recorder`.
+
+The engine writes every event as it happens; front ends show progress from them and the store persists
+them. A recorder that fails never takes the run down with it (the loop logs and carries on).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent.result import RunResult
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    at: datetime = Field(default_factory=_now)
+
+
+class RunStarted(_Event):
+    kind: Literal["run_started"] = "run_started"
+    question: str
+    brain: str
+    replayed: bool
+    tools: list[str]
+    limits: dict[str, Any]
+    config_hash: str = ""
+
+
+class PlanMade(_Event):
+    """The Definition of Done for this run."""
+
+    kind: Literal["plan_made"] = "plan_made"
+    items: list[dict[str, Any]]
+    source: Literal["llm", "rules"]
+    note: str = ""
+
+
+class StepDecided(_Event):
+    kind: Literal["step_decided"] = "step_decided"
+    step: int
+    decision: str
+    thought: str = ""
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+    text: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: int = 0
+
+
+class ToolAttempt(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    attempt: int
+    ok: bool
+    code: str | None = None
+    latency_ms: int = 0
+    delay_before_s: float = 0.0
+
+
+class ToolCallFinished(_Event):
+    kind: Literal["tool_call_finished"] = "tool_call_finished"
+    step: int
+    tool_call_id: str
+    tool: str
+    arguments: dict[str, Any] | None
+    ok: bool
+    code: str | None = None
+    level: str | None = None
+    retryable: bool | None = None
+    retries: int = 0
+    latency_ms: int = 0
+    observation: str  # exactly what the model saw
+    raw: Any = None  # the whole raw result (or the exception's text)
+    attempts: list[ToolAttempt] = Field(default_factory=list)
+
+
+class RetryScheduled(_Event):
+    kind: Literal["retry_scheduled"] = "retry_scheduled"
+    step: int
+    tool_call_id: str
+    tool: str
+    attempt: int
+    code: str
+    delay_s: float
+
+
+class LLMRetry(_Event):
+    kind: Literal["llm_retry"] = "llm_retry"
+    attempt: int
+    problem: str
+    delay_s: float
+
+
+class CritiqueVerdictMade(_Event):
+    kind: Literal["critique_verdict"] = "critique_verdict"
+    step: int
+    stage: Literal["in_step", "closing"]
+    satisfied: bool
+    gaps: list[str]
+    next_action: str
+    source: str  # "rules", "llm" or "rules+llm"
+    round: int
+
+
+class DoneItemTicked(_Event):
+    kind: Literal["done_ticked"] = "done_ticked"
+    step: int
+    item: str
+    tool_call_id: str | None = None
+
+
+class FinalRejected(_Event):
+    kind: Literal["final_rejected"] = "final_rejected"
+    step: int
+    by: Literal["done", "critique", "grounding", "output"]
+    gaps: list[str]
+    draft: str
+
+
+class RunFinished(_Event):
+    kind: Literal["run_finished"] = "run_finished"
+    result: RunResult
+
+
+TraceEvent = Annotated[
+    RunStarted
+    | PlanMade
+    | StepDecided
+    | ToolCallFinished
+    | RetryScheduled
+    | LLMRetry
+    | CritiqueVerdictMade
+    | DoneItemTicked
+    | FinalRejected
+    | RunFinished,
+    Field(discriminator="kind"),
+]
+
+
+class Recorder(Protocol):
+    """Receives every trace event of a run, in order, as it happens."""
+
+    async def record(self, event: TraceEvent) -> None: ...
+
+
+class MemoryRecorder:
+    """Keeps the events in a list: the default for the CLI and for tests."""
+
+    def __init__(self) -> None:
+        self.events: list[TraceEvent] = []
+
+    async def record(self, event: TraceEvent) -> None:
+        self.events.append(event)
+
+    def of(self, kind: type[_Event]) -> list[Any]:
+        return [e for e in self.events if isinstance(e, kind)]
+
+
+class FanoutRecorder:
+    """Sends each event to several recorders (e.g. the store and a progress display)."""
+
+    def __init__(self, *recorders: Recorder) -> None:
+        self._recorders = recorders
+
+    async def record(self, event: TraceEvent) -> None:
+        for recorder in self._recorders:
+            await recorder.record(event)
