@@ -51,8 +51,11 @@ ToolEntry = BuiltinToolEntry | HttpToolEntry
 
 
 class InStepCritique(StrEnum):
+    """When the in-step critique runs (each run counts against `limits.max_critique_rounds`)."""
+
     NEVER = "never"
-    ON_FAILURE = "on_failure"  # after a batch with a failure, or when the question has several sub-tasks
+    ON_FAILURE = "on_failure"  # after a batch with a failure
+    MULTI_TASK = "multi_task"  # after a failure, or after any batch when the question has several sub-tasks
     ALWAYS = "always"
 
 

@@ -255,3 +255,13 @@ def _finite(value: Any) -> Any:
 def _one_line(text: str, limit: int = 500) -> str:
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def with_hint(observation: Observation, tool: str) -> Observation:
+    """Seed 000's optional `_hint`: one short sentence so weaker models read the result right."""
+    if observation.ok:
+        hint = f"{tool} succeeded; use this data and cite it."
+    else:
+        assert observation.error is not None
+        hint = f"{tool} failed ({observation.error.code}, {observation.error.level.name}); this is not data."
+    return replace(observation, hint=hint)

@@ -1,0 +1,121 @@
+"""Closing: what happens when the model offers a final answer. No tool_calls does not mean done.
+
+The draft is checked against the Definition of Done, its citations and numbers (grounding), the closing
+critique and, in JSON mode, the output schema. It is accepted, sent back with the gaps (the loop goes on),
+or the run ends degraded when the repair budget is spent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from agent.brains.base import Brain, BrainError, Message
+from agent.config import AgentConfig
+from agent.finalize import check_answer, validate_json_output
+from agent.result import TerminationReason
+from agent.run_state import Outcome, RunState
+from agent.trace import CritiqueVerdictMade, FinalRejected, TraceEvent
+
+Emit = Callable[[RunState, TraceEvent], Awaitable[None]]
+
+REPAIR_JSON_PROMPT = """Rewrite the answer below as one JSON object that validates against the JSON Schema.
+Keep every fact and citation tag; invent nothing. Reply with the JSON only.
+Schema: {schema}
+Problems found: {problems}"""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """None: the draft was sent back and the loop continues; else how the run ends."""
+
+    outcome: Outcome | None
+
+
+class Closing:
+    def __init__(self, config: AgentConfig, state: RunState, brain: Brain, emit: Emit) -> None:
+        self._config = config
+        self._state = state
+        self._brain = brain
+        self._emit = emit
+
+    async def consider(self, draft: str, step: int) -> Verdict:
+        state = self._state
+        state.transcript.add_draft(draft)
+        check = check_answer(draft, state.sources, state.question)
+        done_gaps = state.checklist.gaps_for(draft)
+        critic_gaps = await self._critique(draft, step, done_gaps + check.problems)
+
+        if check.problems and state.answer_repairs >= self._config.limits.max_answer_repairs:
+            return Verdict(Outcome.stop(TerminationReason.UNGROUNDED_ANSWER, "; ".join(check.problems[:3])))
+        gaps = [*check.problems, *done_gaps, *critic_gaps]
+        if gaps:
+            by = "grounding" if check.problems else ("done" if done_gaps else "critique")
+            await self._emit(state, FinalRejected(run_id=state.run_id, step=step, by=by, gaps=gaps, draft=draft))
+            spin = state.detector.observe_gaps(gaps)
+            if spin is not None:
+                return Verdict(Outcome.stop(spin, "; ".join(gaps[:3])))
+            if check.problems:
+                state.answer_repairs += 1
+                state.transcript.add_repair_request(gaps)
+            else:
+                state.transcript.add_quality_check(gaps)
+            return Verdict(None)
+
+        if self._config.output.format == "json":
+            return await self._json_output(draft, step, check.citations)
+        return Verdict(Outcome.answered(draft, check.citations))
+
+    async def _critique(self, draft: str, step: int, known_gaps: list[str]) -> list[str]:
+        """The closing critique's own gaps (beyond what the rules already found)."""
+        state = self._state
+        if not state.critique.wants_closing():
+            return []
+        evidence = "\n".join(
+            f"{s.tag} {s.tool}({json.dumps(s.arguments, ensure_ascii=False)}) → {s.summary()}" for s in state.sources
+        )
+        judgement = await state.critique.closing(state.question, draft, known_gaps, evidence)
+        state.count_llm(judgement.llm_tokens if judgement.llm_called else None)
+        verdict = judgement.verdict
+        await self._emit(
+            state,
+            CritiqueVerdictMade(
+                run_id=state.run_id,
+                step=step,
+                stage="closing",
+                satisfied=verdict.satisfied,
+                gaps=verdict.gaps,
+                next_action=verdict.next_action,
+                source=judgement.source,
+                round=state.critique.rounds,
+            ),
+        )
+        if verdict.satisfied:
+            return []
+        return [gap for gap in verdict.gaps if gap not in known_gaps]
+
+    async def _json_output(self, draft: str, step: int, citations: list) -> Verdict:
+        """JSON mode: validate; exactly one repair call; then a plain-text degraded answer."""
+        state = self._state
+        schema = self._config.output.json_schema or {}
+        value, problems = validate_json_output(draft, schema)
+        if problems:
+            await self._emit(
+                state, FinalRejected(run_id=state.run_id, step=step, by="output", gaps=problems, draft=draft)
+            )
+            prompt = REPAIR_JSON_PROMPT.format(
+                schema=json.dumps(schema, ensure_ascii=False), problems="; ".join(problems)
+            )
+            try:
+                completion = await self._brain.complete(
+                    [Message("system", prompt), Message("user", draft)], purpose="repair_json"
+                )
+            except BrainError as exc:
+                return Verdict(Outcome.stop(TerminationReason.INVALID_OUTPUT, f"{problems[0]} (repair failed: {exc})"))
+            state.count_llm(completion.usage.total)
+            value, problems = validate_json_output(completion.text, schema)
+            if problems:
+                return Verdict(Outcome.stop(TerminationReason.INVALID_OUTPUT, "; ".join(problems[:3])))
+        answer = json.dumps(value, ensure_ascii=False)
+        return Verdict(Outcome.answered(answer, citations))

@@ -1,0 +1,167 @@
+"""Critique: self-critique in-step (after a batch) and at closing (before a final is accepted).
+
+Rule-based checks always run; an LLM critic (the brain's `complete`) adds its own verdict when enabled.
+Rounds are hard-capped per run; a critic that fails or answers garbage leaves the rules' verdict alone.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent.brains.base import Brain, BrainError, Message
+from agent.config import CritiqueConfig, InStepCritique
+from agent.grading import ErrorLevel
+from agent.tools.executor import ExecutedCall
+
+log = logging.getLogger(__name__)
+
+NextAction = Literal["continue_react", "switch_tool", "finalize", "give_up"]
+
+CRITIC_PROMPT = """You are the quality checker of an agent that answers questions with tools.
+Compare the current state with the user's goal and its Definition of Done.
+Reply with one JSON object only: {"satisfied": true|false, "gaps": ["what is still missing or wrong"],
+"next_action": "continue_react"|"switch_tool"|"finalize"|"give_up"}.
+Be strict: a fact not backed by a successful tool result is a gap. Keep each gap under 20 words."""
+
+
+class CritiqueVerdict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    satisfied: bool
+    gaps: list[str] = Field(default_factory=list, max_length=10)
+    next_action: NextAction = "continue_react"
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A verdict with where it came from."""
+
+    verdict: CritiqueVerdict
+    source: str  # "rules", "llm" or "rules+llm"
+    llm_tokens: int = 0
+    llm_called: bool = False
+
+
+class Critique:
+    """One per run: it counts its rounds against `max_rounds`."""
+
+    def __init__(self, brain: Brain, config: CritiqueConfig, max_rounds: int) -> None:
+        self._brain = brain
+        self._config = config
+        self._max_rounds = max_rounds
+        self.rounds = 0
+
+    @property
+    def rounds_left(self) -> bool:
+        return self.rounds < self._max_rounds
+
+    def wants_in_step(self, batch: Sequence[ExecutedCall], several_tasks: bool) -> bool:
+        if not self.rounds_left or self._config.in_step is InStepCritique.NEVER:
+            return False
+        if self._config.in_step is InStepCritique.ALWAYS:
+            return True
+        failed = any(not call.observation.ok for call in batch)
+        return failed or (several_tasks and self._config.in_step is InStepCritique.MULTI_TASK)
+
+    def wants_closing(self) -> bool:
+        return self._config.closing and self.rounds_left
+
+    async def in_step(self, question: str, batch: Sequence[ExecutedCall], open_items: Sequence[str]) -> Judgement:
+        """After a batch: did it move towards the goal? Failures and their recovery are the gaps."""
+        self.rounds += 1
+        gaps = [_failure_gap(call) for call in batch if not call.observation.ok]
+        switch = any(call.observation.level in (ErrorLevel.L2, ErrorLevel.L3) for call in batch)
+        rules = CritiqueVerdict(
+            satisfied=not gaps,
+            gaps=gaps + [f"not yet done: {item}" for item in open_items] if gaps else [],
+            next_action="switch_tool" if switch else "continue_react",
+        )
+        state = _state_text(question, open_items, batch=batch)
+        return await self._with_llm(rules, state)
+
+    async def closing(self, question: str, draft: str, gaps: Sequence[str], evidence: str) -> Judgement:
+        """Before a final is accepted: `gaps` are what the Done check and grounding already found."""
+        self.rounds += 1
+        rules = CritiqueVerdict(
+            satisfied=not gaps, gaps=list(gaps), next_action="continue_react" if gaps else "finalize"
+        )
+        state = _state_text(question, gaps, draft=draft, evidence=evidence)
+        return await self._with_llm(rules, state)
+
+    async def _with_llm(self, rules: CritiqueVerdict, state: str) -> Judgement:
+        if not self._config.llm:
+            return Judgement(rules, "rules")
+        messages = [Message("system", CRITIC_PROMPT), Message("user", state)]
+        try:
+            completion = await self._brain.complete(messages, purpose="critique")
+        except BrainError as exc:
+            log.info("critic unavailable, rules only: %s", exc)
+            return Judgement(rules, "rules")
+        llm = parse_verdict(completion.text)
+        if llm is None:
+            log.info("critic answered something that is not a verdict; rules only")
+            return Judgement(rules, "rules", completion.usage.total, llm_called=True)
+        merged = CritiqueVerdict(
+            satisfied=rules.satisfied and llm.satisfied,
+            gaps=_unique([*rules.gaps, *llm.gaps])[:10],
+            next_action=rules.next_action if not rules.satisfied else llm.next_action,
+        )
+        return Judgement(merged, "rules+llm", completion.usage.total, llm_called=True)
+
+
+def parse_verdict(text: str) -> CritiqueVerdict | None:
+    """The first JSON object in the text, as a verdict; None when there is none."""
+    match = re.search(r"\{.*\}", text or "", re.DOTALL)
+    if not match:
+        return None
+    try:
+        return CritiqueVerdict.model_validate(json.loads(match.group(0)))
+    except (ValueError, ValidationError):
+        return None
+
+
+def _failure_gap(call: ExecutedCall) -> str:
+    error = call.observation.error
+    assert error is not None
+    advice = {
+        ErrorLevel.L0: "retry later",
+        ErrorLevel.L1: "correct the arguments",
+        ErrorLevel.L2: "switch to " + (", ".join(call.observation.fallback_tools) or "another tool"),
+        ErrorLevel.L3: "stop using this tool",
+        ErrorLevel.L4: "refuse",
+    }[error.level]
+    return f"{call.tool} failed with {error.code} ({error.level.name}): {advice}"
+
+
+def _state_text(
+    question: str,
+    open_items: Sequence[str],
+    *,
+    batch: Sequence[ExecutedCall] = (),
+    draft: str | None = None,
+    evidence: str = "",
+) -> str:
+    lines = [f"User goal: {question}", "Still open: " + ("; ".join(open_items) or "nothing")]
+    for call in batch:
+        outcome = "ok" if call.observation.ok else f"failed {call.observation.code}"
+        lines.append(f"Last call: {call.tool}({json.dumps(call.arguments, ensure_ascii=False)}) → {outcome}")
+    if evidence:
+        lines.append(f"Tool results so far:\n{evidence}")
+    if draft is not None:
+        lines.append(f"Draft final answer:\n{draft}")
+    return "\n".join(lines)
+
+
+def _unique(items: Sequence[str]) -> list[str]:
+    seen: list[str] = []
+    for item in items:
+        if item and item not in seen:
+            seen.append(item)
+    return seen

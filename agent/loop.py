@@ -1,0 +1,396 @@
+"""Agent: the ReAct loop — Decide → Execute → Observe → Check — within hard bounds.
+
+Every run ends with exactly one TerminationReason and either a cited answer or a DegradedFinal.
+Nothing the model, a tool or a recorder does can make a run exceed its limits or raise out of `run`
+(except cancellation, which is recorded and then re-raised).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Sequence
+
+from agent.brains.base import Brain, BrainError, Decision, DecisionKind, ToolCallRequest
+from agent.closing import Closing
+from agent.config import AgentConfig
+from agent.context import Exchange, Transcript
+from agent.critique import Critique
+from agent.degraded import build_degraded_final
+from agent.done import Evidence, evidence_text, plan
+from agent.errors import ErrorCode, InvalidQuestion
+from agent.finalize import Source
+from agent.grading import ErrorLevel, GradingTable
+from agent.observation import Observation, failure, serialise, with_hint
+from agent.recovery import RecoveryPolicy
+from agent.repeat import CallOutcome, RepeatDetector
+from agent.result import Escalation, RunResult, TerminationReason
+from agent.run_state import Outcome, RunState
+from agent.tools.base import Tool
+from agent.tools.executor import ExecutedCall, ToolExecutor
+from agent.trace import (
+    CritiqueVerdictMade,
+    DoneItemTicked,
+    MemoryRecorder,
+    PlanMade,
+    Recorder,
+    RetryScheduled,
+    RunFinished,
+    RunStarted,
+    StepDecided,
+    ToolCallFinished,
+    TraceEvent,
+)
+
+log = logging.getLogger(__name__)
+
+
+class Agent:
+    """Runs questions through the loop. One Agent serves many concurrent runs; each run has its own state."""
+
+    def __init__(
+        self,
+        brain: Brain,
+        tools: Sequence[Tool],
+        config: AgentConfig | None = None,
+        *,
+        recorder: Recorder | None = None,
+        grading: GradingTable | None = None,
+        policy: RecoveryPolicy | None = None,
+        config_hash: str = "",
+    ) -> None:
+        self.config = config or AgentConfig()
+        limits = self.config.limits
+        self._brain = brain
+        self._recorder = recorder or MemoryRecorder()
+        self._table = GradingTable.from_mapping(self.config.errors, base=grading)
+        self._policy = policy or RecoveryPolicy(
+            max_auto_retries=limits.max_auto_retries,
+            backoff_base_s=limits.retry_backoff_base_s,
+            backoff_max_s=limits.retry_backoff_max_s,
+        )
+        fallbacks = {
+            entry.name if hasattr(entry, "name") else entry.builtin: entry.fallbacks
+            for entry in self.config.tools
+            if entry.fallbacks
+        }
+        self._executor = ToolExecutor(tools, self._table, self._policy, fallbacks=fallbacks)
+        self._config_hash = config_hash
+
+    @property
+    def brain(self) -> Brain:
+        return self._brain
+
+    @property
+    def tool_names(self) -> list[str]:
+        return self._executor.names
+
+    def check_question(self, question: str) -> str:
+        """The question as it will run, or InvalidQuestion saying why it cannot."""
+        text = question.encode("utf-8", "replace").decode("utf-8").strip()
+        if not text:
+            raise InvalidQuestion("the question is empty")
+        limit = self.config.limits.max_question_chars
+        if len(text) > limit:
+            raise InvalidQuestion(f"the question is {len(text)} characters long; the limit is {limit}")
+        return text
+
+    async def run(
+        self,
+        question: str,
+        *,
+        run_id: str | None = None,
+        history: Sequence[Exchange] = (),
+        recorder: Recorder | None = None,
+    ) -> RunResult:
+        """Run one question to its end. Raises only InvalidQuestion (before anything starts)."""
+        text = self.check_question(question)
+        limits = self.config.limits
+        state = RunState(
+            run_id=run_id or uuid.uuid4().hex,
+            question=text,
+            transcript=Transcript.start(text, history=history, output_schema=self.config.output.json_schema),
+            detector=RepeatDetector(limits.repeat_threshold, limits.repeat_error_threshold, limits.alternation_cycles),
+            critique=Critique(self._brain, self.config.critique, limits.max_critique_rounds),
+            recorder=recorder or self._recorder,
+        )
+        await self._emit(
+            state,
+            RunStarted(
+                run_id=state.run_id,
+                question=text,
+                brain=self._brain.name,
+                replayed=self._brain.replayed,
+                tools=self.tool_names,
+                limits=limits.model_dump(),
+                config_hash=self._config_hash,
+            ),
+        )
+        try:
+            async with asyncio.timeout(limits.run_timeout_s):
+                outcome = await self._drive(state)
+        except TimeoutError:
+            outcome = Outcome.stop(TerminationReason.RUN_TIMEOUT, f"{limits.run_timeout_s:g}")
+        except asyncio.CancelledError:
+            result = self._result(state, Outcome.stop(TerminationReason.CANCELLED, ""))
+            await asyncio.shield(self._emit(state, RunFinished(run_id=state.run_id, result=result)))
+            raise
+        result = self._result(state, outcome)
+        await self._emit(state, RunFinished(run_id=state.run_id, result=result))
+        return result
+
+    # --- the loop -------------------------------------------------------------------------------------
+
+    async def _drive(self, state: RunState) -> Outcome:
+        planned = await plan(self._brain, state.question, self.tool_names, use_llm=self.config.done.planner == "llm")
+        state.checklist = planned.checklist
+        state.count_llm(planned.tokens if planned.llm_called else None)
+        await self._emit(
+            state,
+            PlanMade(run_id=state.run_id, items=planned.checklist.as_dicts(), source=planned.source, note=planned.note),
+        )
+        closing = Closing(self.config, state, self._brain, self._emit)
+        for step in range(1, self.config.limits.max_steps + 1):
+            state.steps = step
+            try:
+                decision = await self._decide(state, step)
+            except BrainError as exc:
+                return Outcome.stop(TerminationReason.LLM_UNAVAILABLE, str(exc))
+            if decision.kind is DecisionKind.GIVE_UP:
+                return Outcome.stop(TerminationReason.GAVE_UP, decision.text or "no reason given")
+            if decision.kind is DecisionKind.FINAL:
+                verdict = await closing.consider(decision.text, step)
+                if verdict.outcome is not None:
+                    return verdict.outcome
+            elif decision.kind is DecisionKind.INVALID:
+                stop = await self._invalid_reply(state, decision)
+                if stop is not None:
+                    return stop
+            else:
+                stop = await self._act(state, step, decision)
+                if stop is not None:
+                    return stop
+            if state.stalled_for(step) >= self.config.limits.no_progress_steps:
+                return Outcome.stop(TerminationReason.NO_PROGRESS, str(self.config.limits.no_progress_steps))
+        return Outcome.stop(TerminationReason.MAX_STEPS, str(self.config.limits.max_steps))
+
+    async def _decide(self, state: RunState, step: int) -> Decision:
+        tools = [self._executor.get(name) for name in self.tool_names if name not in state.disabled]
+        specs = [tool.spec for tool in tools if tool is not None]
+        started = time.perf_counter()
+        decision = await self._brain.decide(list(state.transcript.messages), specs)
+        state.count_llm(decision.usage.total)
+        await self._emit(
+            state,
+            StepDecided(
+                run_id=state.run_id,
+                step=step,
+                decision=decision.kind.value,
+                thought=decision.thought,
+                tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in decision.tool_calls],
+                text=decision.text,
+                prompt_tokens=decision.usage.prompt_tokens,
+                completion_tokens=decision.usage.completion_tokens,
+                latency_ms=int((time.perf_counter() - started) * 1000),
+            ),
+        )
+        return decision
+
+    async def _invalid_reply(self, state: RunState, decision: Decision) -> Outcome | None:
+        """A reply that broke the protocol is an observation the model sees, and it counts as a step."""
+        obs = failure(ErrorCode.INVALID_RESPONSE, decision.text or "unusable reply", self._table)
+        raw_text = decision.raw if isinstance(decision.raw, str) else ""
+        state.transcript.add_invalid_reply(raw_text, serialise(obs))
+        reason = state.detector.observe_step([CallOutcome("(reply)", "invalid", ErrorCode.INVALID_RESPONSE)])
+        return Outcome.stop(reason, "the model's replies could not be used") if reason else None
+
+    async def _act(self, state: RunState, step: int, decision: Decision) -> Outcome | None:
+        async def on_retry(call: ToolCallRequest, attempt: int, obs: Observation, delay: float) -> None:
+            await self._emit(
+                state,
+                RetryScheduled(
+                    run_id=state.run_id,
+                    step=step,
+                    tool_call_id=call.id,
+                    tool=call.name,
+                    attempt=attempt,
+                    code=obs.code or "",
+                    delay_s=round(delay, 3),
+                ),
+            )
+
+        batch = await self._executor.run_batch(
+            decision.tool_calls, disabled=frozenset(state.disabled), on_retry=on_retry
+        )
+        state.transcript.add_tool_calls(decision.thought, decision.tool_calls)
+        for executed in batch:
+            await self._write_back(state, step, executed)
+        await self._tick(state, step, batch)
+        return await self._check(state, step, batch)
+
+    async def _write_back(self, state: RunState, step: int, executed: ExecutedCall) -> None:
+        obs = executed.observation
+        if self.config.observation.hints:
+            obs = with_hint(obs, executed.tool)
+        cite = None
+        if obs.ok:
+            source = Source(
+                number=len(state.sources) + 1,
+                tool=executed.tool,
+                tool_call_id=executed.request.id,
+                step=step,
+                arguments=executed.arguments or {},
+                data=obs.data,
+            )
+            state.sources.append(source)
+            cite = source.tag
+        content = serialise(
+            obs,
+            max_chars=self.config.limits.max_observation_chars,
+            cite=cite,
+            include_hint=self.config.observation.hints,
+            include_suggested_action=self.config.observation.suggested_actions,
+        )
+        state.transcript.add_observation(executed.request, content)
+        state.tool_calls += 1
+        state.retries += executed.retries
+        state.note_outcome(executed.tool, obs)
+        await self._emit(
+            state,
+            ToolCallFinished(
+                run_id=state.run_id,
+                step=step,
+                tool_call_id=executed.request.id,
+                tool=executed.tool,
+                arguments=executed.arguments,
+                ok=obs.ok,
+                code=obs.code,
+                level=obs.level.name if obs.level is not None else None,
+                retryable=obs.error.retryable if obs.error else None,
+                retries=executed.retries,
+                latency_ms=executed.latency_ms,
+                observation=content,
+                raw=executed.raw,
+                attempts=list(executed.attempts),
+            ),
+        )
+
+    async def _tick(self, state: RunState, step: int, batch: Sequence[ExecutedCall]) -> None:
+        evidence = [
+            Evidence(call.tool, call.request.id, evidence_text(call.arguments, call.observation.data))
+            for call in batch
+            if call.observation.ok
+        ]
+        for item, call_id in state.checklist.tick_from(evidence):
+            state.last_progress_step = step
+            await self._emit(
+                state, DoneItemTicked(run_id=state.run_id, step=step, item=item.description, tool_call_id=call_id)
+            )
+        if evidence and not state.checklist.open_evidence() and state.checklist.progress == 0:
+            state.last_progress_step = step  # a checklist without evidence items progresses with any result
+
+    async def _check(self, state: RunState, step: int, batch: Sequence[ExecutedCall]) -> Outcome | None:
+        """After the observations are written back: escalate, stop paths, brake loops, critique."""
+        for call in batch:
+            error = call.observation.error
+            if error is not None and error.level is ErrorLevel.L4:
+                state.escalation = Escalation(
+                    reason="policy_violation",
+                    level=error.level.name,
+                    message=error.message,
+                    tool=call.tool,
+                    arguments=call.arguments,
+                    tool_call_id=call.request.id,
+                )
+                return Outcome.stop(TerminationReason.POLICY_VIOLATION, error.message)
+            if error is not None and error.level is ErrorLevel.L3 and self._executor.get(call.tool) is not None:
+                state.disabled.add(call.tool)
+        if state.disabled and state.disabled >= set(self.tool_names):
+            stopped = ", ".join(sorted(state.disabled))
+            return Outcome.stop(TerminationReason.IRRECOVERABLE_ERROR, f"every tool was stopped ({stopped})")
+        if state.all_tools_failed(self.tool_names):
+            return Outcome.stop(TerminationReason.ALL_TOOLS_FAILED, state.failure_summary())
+        outcomes = [CallOutcome(c.tool, c.arguments or c.request.raw_arguments, c.observation.code) for c in batch]
+        loop = state.detector.observe_step(outcomes)
+        if loop is not None:
+            return Outcome.stop(loop, _loop_detail(loop, state, batch))
+        critique = state.critique
+        if critique.wants_in_step(batch, state.checklist.has_several_tasks):
+            judgement = await critique.in_step(state.question, batch, state.checklist.gaps_for(None))
+            state.count_llm(judgement.llm_tokens if judgement.llm_called else None)
+            verdict = judgement.verdict
+            await self._emit(
+                state,
+                CritiqueVerdictMade(
+                    run_id=state.run_id,
+                    step=step,
+                    stage="in_step",
+                    satisfied=verdict.satisfied,
+                    gaps=verdict.gaps,
+                    next_action=verdict.next_action,
+                    source=judgement.source,
+                    round=critique.rounds,
+                ),
+            )
+            if not verdict.satisfied:
+                spin = state.detector.observe_gaps(verdict.gaps)
+                if spin is not None:
+                    return Outcome.stop(spin, "; ".join(verdict.gaps[:3]))
+                state.transcript.add_quality_check(verdict.gaps)
+        return None
+
+    # --- bookkeeping -----------------------------------------------------------------------------------
+
+    async def _emit(self, state: RunState, event: TraceEvent) -> None:
+        """A recorder that fails is logged loudly; the run and the user's answer go on."""
+        try:
+            await state.recorder.record(event)
+        except Exception:
+            state.recording_failures += 1
+            log.exception("recording %s of run %s failed; the run continues", event.kind, state.run_id)
+
+    def _result(self, state: RunState, outcome: Outcome) -> RunResult:
+        reason = outcome.reason
+        duration_ms = int((time.perf_counter() - state.started) * 1000)
+        common = {
+            "run_id": state.run_id,
+            "question": state.question,
+            "status": reason.status,
+            "termination_reason": reason,
+            "steps": state.steps,
+            "llm_calls": state.llm_calls,
+            "tool_calls": state.tool_calls,
+            "retries": state.retries,
+            "critique_rounds": state.critique.rounds,
+            "tokens": state.tokens,
+            "duration_ms": duration_ms,
+            "escalation": state.escalation,
+            "replayed": self._brain.replayed,
+            "brain": self._brain.name,
+        }
+        if reason is TerminationReason.ANSWERED:
+            return RunResult(
+                **common,
+                answer=outcome.answer,
+                citations=list(outcome.citations),
+                completed=state.checklist.completed(outcome.answer),
+                missing=[],
+            )
+        degraded = build_degraded_final(reason, outcome.detail, state.checklist, state.sources)
+        return RunResult(
+            **common,
+            answer=degraded.render(),
+            citations=list(degraded.citations),
+            completed=degraded.completed,
+            missing=degraded.missing,
+            degraded=degraded,
+        )
+
+
+def _loop_detail(reason: TerminationReason, state: RunState, batch: Sequence[ExecutedCall]) -> str:
+    if reason is TerminationReason.REPEAT_SAME_ERROR:
+        repeated = state.detector.repeated_error()
+        return f"{repeated[0]} for {repeated[1]}" if repeated else "same error"
+    return ", ".join(f"{c.tool}" for c in batch)

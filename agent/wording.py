@@ -1,0 +1,75 @@
+"""Every sentence the engine says to the model or to a person, in one place."""
+
+from __future__ import annotations
+
+from agent.result import TerminationReason
+
+SYSTEM_PROMPT = """You answer the user's question by calling the tools you are given.
+Rules:
+- Use tools for every fact; never invent numbers or facts. If the tools cannot provide something, say so.
+- Each successful tool result carries a "cite" tag such as [3]. Cite every fact in your answer with the tag
+  of the result it came from, right after the fact, e.g. "Shanghai is 28°C [1]".
+- A result with "ok": false is a failure, not data. Read its error code: fix your arguments (L1), switch to
+  another tool (L2), or stop using that tool (L3). Do not repeat a call that failed with the same arguments.
+- When you have everything, answer in the user's language, covering every part of the question.
+- If the question cannot be answered with the tools, give up and explain what is missing."""
+
+QUALITY_CHECK = "[Quality check] Not yet satisfied: {gaps}. Continue with the plan."
+REPAIR_ANSWER = (
+    "[Quality check] Your answer cannot be accepted yet: {problems}. Answer again, citing every fact with the "
+    "[n] tag of the tool result it came from and using only numbers that appear in those results."
+)
+INVALID_REPLY = (
+    "[Quality check] Your last reply could not be used: {problem}. Reply with a tool call or a final answer."
+)
+OUTPUT_JSON = "Your final answer must be a single JSON object that validates against this JSON Schema:\n{schema}"
+
+REPLAY_NOTICE = "replayed: the model's decisions were played back from a recording; tools and checks ran for real"
+
+EXPLANATIONS: dict[TerminationReason, str] = {
+    TerminationReason.GAVE_UP: "the agent gave up: {detail}",
+    TerminationReason.MAX_STEPS: "the step limit ({detail}) was reached before every part was answered",
+    TerminationReason.REPEAT_SAME_CALL: "the agent kept making the same call ({detail}) without getting further",
+    TerminationReason.REPEAT_SAME_ERROR: "the same call kept failing with the same error ({detail})",
+    TerminationReason.REPEAT_ALTERNATION: "the agent went back and forth between the same two calls ({detail})",
+    TerminationReason.NO_PROGRESS: "{detail} steps went by without completing anything more",
+    TerminationReason.CRITIQUE_SPIN: "the same gaps remained after repeated quality checks: {detail}",
+    TerminationReason.UNGROUNDED_ANSWER: "the draft answer could not be backed by tool results: {detail}",
+    TerminationReason.INVALID_OUTPUT: "the answer did not match the required format: {detail}",
+    TerminationReason.IRRECOVERABLE_ERROR: "no usable tool remained: {detail}",
+    TerminationReason.POLICY_VIOLATION: "a policy forbids this request: {detail}",
+    TerminationReason.ALL_TOOLS_FAILED: "every tool that was tried failed: {detail}",
+    TerminationReason.LLM_UNAVAILABLE: "the language model could not be reached: {detail}",
+    TerminationReason.RUN_TIMEOUT: "the run hit its time budget of {detail} seconds",
+    TerminationReason.CANCELLED: "the run was cancelled",
+}
+
+NEXT_STEPS: dict[TerminationReason, str] = {
+    TerminationReason.GAVE_UP: "Ask again later, or rephrase the question around what the tools can look up.",
+    TerminationReason.MAX_STEPS: "Ask about the missing parts on their own, or raise limits.max_steps.",
+    TerminationReason.REPEAT_SAME_CALL: "Rephrase the question or give the exact name of what you are looking for.",
+    TerminationReason.REPEAT_SAME_ERROR: "Check the spelling of the name (try its pinyin or English form) or ask for "
+    "something else the tools know.",
+    TerminationReason.REPEAT_ALTERNATION: "Rephrase the question so it needs one lookup at a time.",
+    TerminationReason.NO_PROGRESS: "Ask about the missing parts on their own.",
+    TerminationReason.CRITIQUE_SPIN: "Ask about the missing parts on their own.",
+    TerminationReason.UNGROUNDED_ANSWER: "Ask again; the facts listed above are the ones the tools confirmed.",
+    TerminationReason.INVALID_OUTPUT: "Ask again, or use the plain-text answer above.",
+    TerminationReason.IRRECOVERABLE_ERROR: "Ask an operator to check the tool's access rights or configuration.",
+    TerminationReason.POLICY_VIOLATION: "A person will review this request.",
+    TerminationReason.ALL_TOOLS_FAILED: "Try again once the services are back, or ask an operator.",
+    TerminationReason.LLM_UNAVAILABLE: "Try again in a few minutes; if it persists, ask an operator to check the "
+    "LLM settings.",
+    TerminationReason.RUN_TIMEOUT: "Ask about fewer things at once, or try again later.",
+    TerminationReason.CANCELLED: "Ask again if you still need the answer.",
+}
+
+NOTHING_KNOWN = "No tool returned usable data, so I cannot answer without guessing."
+
+
+def explain(reason: TerminationReason, detail: str) -> str:
+    return EXPLANATIONS.get(reason, "{detail}").format(detail=detail)
+
+
+def next_step(reason: TerminationReason) -> str:
+    return NEXT_STEPS.get(reason, "")
