@@ -1,1 +1,120 @@
-"""Parley's engine (filled in as the modules land)."""
+"""Parley's engine: a ReAct loop whose observation layer never lets a run fake an answer.
+
+Pure library: nothing of Slack or SQL. Front ends build an `Agent` from a `Brain`, tools and an
+`AgentConfig`, call `run`, and implement `Recorder` to see every step as it happens.
+"""
+
+from agent.brains.base import (
+    Brain,
+    BrainError,
+    Completion,
+    Decision,
+    DecisionKind,
+    LLMUnavailable,
+    Message,
+    NotRecorded,
+    ToolCallRequest,
+    Usage,
+)
+from agent.brains.jsonreact import JsonReactBrain
+from agent.brains.openai import OpenAIBrain
+from agent.brains.replay import ReplayBrain, ReplayScript
+from agent.config import AgentConfig, BuiltinToolEntry, HttpToolEntry
+from agent.context import Exchange
+from agent.critique import Critique, CritiqueVerdict
+from agent.done import DoneChecklist, DoneItem
+from agent.errors import ConfigError, ErrorCode, InvalidQuestion, ToolError
+from agent.finalize import Source
+from agent.grading import ErrorLevel, GradingTable
+from agent.limits import Limits
+from agent.loop import Agent
+from agent.observation import Observation, ObservationError, normalise, serialise
+from agent.recovery import RecoveryPolicy
+from agent.repeat import RepeatDetector
+from agent.result import Citation, DegradedFinal, Escalation, RunResult, RunStatus, TerminationReason
+from agent.tools.base import FunctionTool, Tool, ToolSpec
+from agent.tools.registry import build_tools
+from agent.trace import (
+    CritiqueVerdictMade,
+    DoneItemTicked,
+    FanoutRecorder,
+    FinalRejected,
+    LLMRetry,
+    MemoryRecorder,
+    PlanMade,
+    Recorder,
+    RetryScheduled,
+    RunFinished,
+    RunStarted,
+    StepDecided,
+    ToolAttempt,
+    ToolCallFinished,
+    TraceEvent,
+)
+from agent.wording import REPLAY_NOTICE
+
+__all__ = [
+    "REPLAY_NOTICE",
+    "Agent",
+    "AgentConfig",
+    "Brain",
+    "BrainError",
+    "BuiltinToolEntry",
+    "Citation",
+    "Completion",
+    "ConfigError",
+    "Critique",
+    "CritiqueVerdict",
+    "CritiqueVerdictMade",
+    "Decision",
+    "DecisionKind",
+    "DegradedFinal",
+    "DoneChecklist",
+    "DoneItem",
+    "DoneItemTicked",
+    "ErrorCode",
+    "ErrorLevel",
+    "Escalation",
+    "Exchange",
+    "FanoutRecorder",
+    "FinalRejected",
+    "FunctionTool",
+    "GradingTable",
+    "HttpToolEntry",
+    "InvalidQuestion",
+    "JsonReactBrain",
+    "LLMRetry",
+    "LLMUnavailable",
+    "Limits",
+    "MemoryRecorder",
+    "Message",
+    "NotRecorded",
+    "Observation",
+    "ObservationError",
+    "OpenAIBrain",
+    "PlanMade",
+    "Recorder",
+    "RecoveryPolicy",
+    "RepeatDetector",
+    "ReplayBrain",
+    "ReplayScript",
+    "RetryScheduled",
+    "RunFinished",
+    "RunResult",
+    "RunStarted",
+    "RunStatus",
+    "Source",
+    "StepDecided",
+    "TerminationReason",
+    "Tool",
+    "ToolAttempt",
+    "ToolCallFinished",
+    "ToolCallRequest",
+    "ToolError",
+    "ToolSpec",
+    "TraceEvent",
+    "Usage",
+    "build_tools",
+    "normalise",
+    "serialise",
+]

@@ -48,7 +48,9 @@ class Closing:
         critic_gaps = await self._critique(draft, step, done_gaps + check.problems)
 
         if check.problems and state.answer_repairs >= self._config.limits.max_answer_repairs:
-            return Verdict(Outcome.stop(TerminationReason.UNGROUNDED_ANSWER, "; ".join(check.problems[:3])))
+            # The detail names no number: an invented figure must not reach the user, even as a quote.
+            detail = f"{len(check.problems)} problem(s) remained after {state.answer_repairs} repair round(s)"
+            return Verdict(Outcome.stop(TerminationReason.UNGROUNDED_ANSWER, detail))
         gaps = [*check.problems, *done_gaps, *critic_gaps]
         if gaps:
             by = "grounding" if check.problems else ("done" if done_gaps else "critique")

@@ -9,6 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agent.limits import Limits
 
+# The actions every brain has besides the tools (seed 003's `final` and `give_up`).
+RESERVED_TOOL_NAMES = frozenset({"final", "final_answer", "give_up", "giveup"})
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -45,6 +48,12 @@ class HttpToolEntry(_Frozen):
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     http: HttpSpec
     fallbacks: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _not_reserved(self) -> HttpToolEntry:
+        if self.name.casefold() in RESERVED_TOOL_NAMES:
+            raise ValueError(f"the tool name {self.name!r} is reserved for the agent's own actions")
+        return self
 
 
 ToolEntry = BuiltinToolEntry | HttpToolEntry

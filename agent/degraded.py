@@ -35,13 +35,13 @@ def build_degraded_final(
             used.append(source)
     explanation = explain(reason, detail)
     if not sources:
-        explanation = f"{explanation}. {NOTHING_KNOWN}"
+        explanation = f"{explanation.rstrip('.')}. {NOTHING_KNOWN}"
     return DegradedFinal(
         reason=reason,
         explanation=explanation,
         completed=checklist.completed(),
         missing=checklist.missing(),
         known_facts=facts[:MAX_FACTS],
-        citations=[s.citation() for s in dict.fromkeys(used)],
+        citations=[s.citation() for s in {s.number: s for s in used}.values()],
         next_steps=[step] if (step := next_step(reason)) else [],
     )

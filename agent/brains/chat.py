@@ -32,6 +32,15 @@ _JSON_TYPE_NAMES = {dict: "object", list: "array", str: "string", int: "number",
 
 
 @dataclass(frozen=True)
+class RetryNote:
+    """One retried attempt, for the trace's `LLMRetry` event."""
+
+    attempt: int  # 1 for the first retry
+    problem: str
+    delay_s: float
+
+
+@dataclass(frozen=True)
 class ChatReply:
     """One chat completion as received, parsed where it enters.
 
@@ -47,7 +56,11 @@ class ChatReply:
     usage: Usage = field(default_factory=Usage)
     problem: str | None = None
     raw: Any = None  # the body as received: parsed JSON, or the decoded text when it was not JSON
-    retries: int = 0
+    retry_notes: tuple[RetryNote, ...] = ()
+
+    @property
+    def retries(self) -> int:
+        return len(self.retry_notes)
 
     def decision(
         self,
@@ -176,28 +189,26 @@ class ChatCompletionsClient:
             payload["max_tokens"] = self._max_tokens
         if tools:
             payload["tools"] = list(tools)
-        retries = 0
+        notes: list[RetryNote] = []
         while True:
             try:
                 reply = await self._attempt(payload)
             except _AttemptFailed as failure:
+                problem = self._redact(failure.reason)
                 if not failure.retryable:
-                    raise LLMUnavailable(self._redact(f"the LLM refused the request: {failure.reason}")) from failure
-                if retries >= self._max_retries:
-                    reason = f"the LLM is unavailable after {retries + 1} attempt(s): {failure.reason}"
-                    raise LLMUnavailable(self._redact(reason)) from failure
-                delay = self._backoff_s(retries, failure.retry_after_s)
-                retries += 1
+                    raise LLMUnavailable(f"the LLM refused the request: {problem}") from failure
+                if len(notes) >= self._max_retries:
+                    raise LLMUnavailable(
+                        f"the LLM is unavailable after {len(notes) + 1} attempt(s): {problem}"
+                    ) from failure
+                note = RetryNote(len(notes) + 1, problem, self._backoff_s(len(notes), failure.retry_after_s))
+                notes.append(note)
                 logger.warning(
-                    "LLM call failed (%s); retry %d/%d in %.2fs",
-                    self._redact(failure.reason),
-                    retries,
-                    self._max_retries,
-                    delay,
+                    "LLM call failed (%s); retry %d/%d in %.2fs", problem, note.attempt, self._max_retries, note.delay_s
                 )
-                await asyncio.sleep(delay)
+                await asyncio.sleep(note.delay_s)
                 continue
-            return dataclasses.replace(reply, retries=retries)
+            return dataclasses.replace(reply, retry_notes=tuple(notes))
 
     async def aclose(self) -> None:
         if self._owns_http:

@@ -14,6 +14,13 @@ from agent.tools.base import ToolSpec
 
 logger = logging.getLogger(__name__)
 
+# Seed 003's `give_up` action, offered as a function so tool-calling models can end honestly too.
+GIVE_UP = ToolSpec(
+    "give_up",
+    "Call this alone when the question cannot be answered with the tools: say what is missing and why.",
+    {"type": "object", "properties": {"reason": {"type": "string"}}, "required": ["reason"]},
+)
+
 
 class OpenAIBrain:
     """The Brain for models that call tools natively (OpenAI, vLLM, Ollama, llama.cpp, NIM …).
@@ -30,8 +37,8 @@ class OpenAIBrain:
         self.name = f"openai:{client.model}"
 
     async def decide(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Decision:
-        specs = [spec.as_openai() for spec in tools]
-        reply = await self._client.create(to_openai_messages(messages), tools=specs or None)
+        specs = [spec.as_openai() for spec in (*tools, GIVE_UP)]
+        reply = await self._client.create(to_openai_messages(messages), tools=specs)
         return decision_from_reply(reply)
 
     async def complete(self, messages: Sequence[Message], *, purpose: str) -> Completion:
@@ -58,6 +65,11 @@ def decision_from_reply(reply: ChatReply) -> Decision:
         if problem:
             return reply.decision(DecisionKind.INVALID, text=problem)
         thought = (reply.content or reply.reasoning).strip()
+        if any(call.name == GIVE_UP.name for call in calls):
+            if len(calls) > 1:
+                return reply.decision(DecisionKind.INVALID, text="give_up must be called alone, without other tools")
+            reason = (calls[0].arguments or {}).get("reason") or thought or "no reason given"
+            return reply.decision(DecisionKind.GIVE_UP, thought=thought, text=str(reason))
         return reply.decision(DecisionKind.TOOL_CALLS, thought=thought, tool_calls=calls)
     answer = reply.content.strip()
     if answer:

@@ -134,10 +134,11 @@ class ToolExecutor:
             return await asyncio.wait_for(tool.call(arguments), timeout=tool.timeout_s)
         except TimeoutError:
             return ToolError(ErrorCode.TIMEOUT, f"{tool.spec.name} gave no answer within {tool.timeout_s:g}s")
-        except asyncio.CancelledError:
-            raise
+        except ToolError as exc:
+            return exc
         except Exception as exc:  # a tool raising anything is a graded failure, not a crash of the run
-            log.warning("tool %s raised %s", tool.spec.name, type(exc).__name__, exc_info=True)
+            log.warning("tool %s crashed: %s: %s", tool.spec.name, type(exc).__name__, exc)
+            log.debug("traceback of the %s crash", tool.spec.name, exc_info=True)
             return exc
 
     def _with_fallbacks(self, name: str, obs: Observation, disabled: frozenset[str]) -> Observation:

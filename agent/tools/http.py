@@ -2,7 +2,8 @@
 
 Every failure leaves `call()` as a `ToolError` with a code — a timeout, a refused connection, a 503, an
 HTML page with status 200, a body that says `{"ok": false}` — never as data. httpx exceptions are translated
-in one place, `translate_http_error`; header values (secrets) are scrubbed from every message.
+in one place, `translate_http_error`; the reply is judged by `http_reply.interpret_reply`; configured secrets
+(header values, `${VAR}` values) are scrubbed from every message.
 """
 
 from __future__ import annotations
@@ -10,13 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
-from http import HTTPStatus
 from typing import Any
 from urllib.parse import quote
 
@@ -28,34 +24,20 @@ from jsonschema.validators import validator_for
 
 from agent.config import HttpToolEntry
 from agent.errors import ConfigError, ErrorCode, ToolError
-from agent.observation import looks_like_html
 from agent.tools.base import ToolSpec
+from agent.tools.http_reply import HttpReply, code_for_status, interpret_reply
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
-# The code of a body that says `{"ok": false}` without naming a code (the same word `normalise` uses).
-REPORTED_FAILURE_CODE = "TOOL_REPORTED_FAILURE"
+MAX_REDIRECTS = 5
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 _SENSITIVE_HEADER = re.compile(r"auth|token|key|secret|cookie|session|password|credential", re.IGNORECASE)
-_CODE_SHAPE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 _MIN_SECRET_CHARS = 4  # shorter values are not secrets, and scrubbing them would garble every message
-_EXCERPT_CHARS = 300
 _REDACTED = "***"
-
-
-@dataclass(frozen=True)
-class _Reply:
-    """What came back, read within the size cap (`body` is None when it was larger)."""
-
-    status: int
-    reason: str
-    headers: httpx.Headers
-    body: bytes | None
-    size_note: str = ""
 
 
 class HttpTool:
@@ -126,7 +108,7 @@ class HttpTool:
         except (httpx.HTTPError, httpx.InvalidURL, httpx.CookieConflict, httpx.StreamError, OSError) as exc:
             logger.info("%s: %s %s failed: %s", self._entry.name, method, self._entry.http.url, type(exc).__name__)
             raise translate_http_error(exc, timeout_s=self.timeout_s) from None
-        return _interpret(reply, self._max_bytes)
+        return interpret_reply(reply, self._max_bytes)
 
     def _fill_url(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Placeholders take their argument percent-encoded (so `上海` and `a/b` stay one path segment)."""
@@ -141,27 +123,42 @@ class HttpTool:
         params: dict[str, Any] | None,
         content: bytes | None,
         headers: dict[str, str],
-    ) -> _Reply:
-        async with self._client.stream(
-            method,
-            url,
-            params=params,
-            content=content,
-            headers=headers,
-            timeout=httpx.Timeout(self.timeout_s),
-            follow_redirects=True,
-        ) as response:
-            announced = _content_length(response.headers)
-            if announced is not None and announced > self._max_bytes:
-                note = f"{announced} bytes announced"
-                return _Reply(response.status_code, response.reason_phrase, response.headers, None, note)
-            body = bytearray()
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > self._max_bytes:
-                    note = f"more than {self._max_bytes} bytes read"
-                    return _Reply(response.status_code, response.reason_phrase, response.headers, None, note)
-            return _Reply(response.status_code, response.reason_phrase, response.headers, bytes(body))
+    ) -> HttpReply:
+        """Send, following redirects within the same origin only: our headers may carry secrets."""
+        target = httpx.URL(url).copy_merge_params(params) if params else httpx.URL(url)
+        for _ in range(MAX_REDIRECTS + 1):
+            async with self._client.stream(
+                method,
+                target,
+                content=content,
+                headers=headers,
+                timeout=httpx.Timeout(self.timeout_s),
+                follow_redirects=False,
+            ) as response:
+                location = response.headers.get("location") if response.is_redirect else None
+                if location is None:
+                    return await self._read(response)
+                following = response.url.join(location)
+                if (following.scheme, following.host, following.port) != (target.scheme, target.host, target.port):
+                    return HttpReply(response.status_code, response.reason_phrase, response.headers, b"")
+            if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
+                method, content = "GET", None
+            target = following
+        raise httpx.TooManyRedirects(f"more than {MAX_REDIRECTS} redirects")
+
+    async def _read(self, response: httpx.Response) -> HttpReply:
+        """The body, read as it streams in and given up past the cap."""
+        announced = _content_length(response.headers)
+        if announced is not None and announced > self._max_bytes:
+            note = f"{announced} bytes announced"
+            return HttpReply(response.status_code, response.reason_phrase, response.headers, None, note)
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > self._max_bytes:
+                note = f"more than {self._max_bytes} bytes read"
+                return HttpReply(response.status_code, response.reason_phrase, response.headers, None, note)
+        return HttpReply(response.status_code, response.reason_phrase, response.headers, bytes(body))
 
     def _scrub(self, error: ToolError) -> ToolError:
         """The same error with every configured secret replaced by `***` (an upstream may echo our headers)."""
@@ -196,7 +193,8 @@ def translate_http_error(exc: BaseException, *, timeout_s: float) -> ToolError:
             return ToolError(ErrorCode.TIMEOUT, f"the API did not answer within {timeout_s:g} s ({kind})")
         case httpx.HTTPStatusError():
             status = exc.response.status_code
-            return ToolError(code_for_status(status), f"the API answered HTTP {status}", details={"http_status": status})
+            details = {"http_status": status}
+            return ToolError(code_for_status(status), f"the API answered HTTP {status}", details=details)
         case httpx.UnsupportedProtocol():
             return ToolError(ErrorCode.TOOL_CRASHED, f"the tool's URL cannot be requested ({kind})")
         case httpx.ConnectError() | httpx.NetworkError() | httpx.ProxyError() | httpx.RemoteProtocolError():

@@ -1,0 +1,69 @@
+"""The YAML configuration file: found, read, validated into an AgentConfig, hashed for the record."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from agent import AgentConfig, ConfigError
+
+CONFIG_FILE = "parley.yaml"
+ERRORS_FILE = "errors.yaml"
+
+
+def defaults_dir() -> Path:
+    """The shipped `config/`: beside the packages in a checkout, inside `bot/defaults` in a wheel."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent / "config", here / "defaults"):
+        if (candidate / CONFIG_FILE).is_file():
+            return candidate
+    raise ConfigError(f"the default configuration is missing (looked in {here.parent / 'config'})")
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    agent: AgentConfig
+    path: Path
+    data_dir: Path  # where built-in tools find their data files
+    hash: str
+
+
+def load_config(path: Path | None = None) -> LoadedConfig:
+    """Read `path` (or ./config/parley.yaml, or the shipped default) with the error table beside it."""
+    if path is None:
+        local = Path("config") / CONFIG_FILE
+        path = local if local.is_file() else defaults_dir() / CONFIG_FILE
+    raw = _read_yaml(path)
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the configuration must be a mapping (got {type(raw).__name__})")
+    errors_table: dict[str, Any] = {}
+    for candidate in (path.parent / ERRORS_FILE, defaults_dir() / ERRORS_FILE):
+        if candidate.is_file():
+            table = _read_yaml(candidate) or {}
+            errors_table = dict(table.get("codes", {})) if isinstance(table, dict) else {}
+            break
+    raw = {**raw, "errors": {**errors_table, **(raw.get("errors") or {})}}
+    try:
+        agent = AgentConfig.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"{path}: {where}: {first['msg']}") from None
+    digest = hashlib.sha256(json.dumps(raw, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    data_dir = path.parent if (path.parent / "knowledge.yaml").is_file() else defaults_dir()
+    return LoadedConfig(agent=agent, path=path, data_dir=data_dir, hash=digest)
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"configuration file not found: {path}") from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read {path}: {' '.join(str(exc).split())}") from None

@@ -1,0 +1,63 @@
+"""`parley demo`: the seeds' demonstrations, replayed through the real tools and checks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import yaml
+from pydantic import TypeAdapter, ValidationError
+
+from agent import ConfigError, FanoutRecorder, MemoryRecorder, ReplayBrain, ReplayScript, RunResult
+from agent.config import ToolEntry
+from bot.assembly import open_agent
+from bot.config_file import LoadedConfig, defaults_dir
+from bot.progress import ConsoleProgress
+from bot.render import render_result
+from bot.settings import Settings
+
+DEMO_FILES = ("demo_a.yaml", "demo_b.yaml", "weather.yaml")
+_TOOLS = TypeAdapter(list[ToolEntry])
+
+
+@dataclass(frozen=True)
+class Demo:
+    title: str
+    question: str
+    tools: list[Any]
+    script: ReplayScript
+    path: Path
+
+    @classmethod
+    def load(cls, path: Path) -> Demo:
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+            return cls(
+                title=str(raw["title"]),
+                question=str(raw["question"]),
+                tools=_TOOLS.validate_python(raw.get("tools", [])),
+                script=ReplayScript.model_validate(raw),
+                path=path,
+            )
+        except (OSError, KeyError, TypeError, yaml.YAMLError, ValidationError) as exc:
+            raise ConfigError(f"demo {path}: {' '.join(str(exc).split())[:300]}") from None
+
+
+def demo_paths() -> list[Path]:
+    return [defaults_dir() / "demos" / name for name in DEMO_FILES]
+
+
+async def run_demos(settings: Settings, loaded: LoadedConfig, out: TextIO) -> list[RunResult]:
+    results = []
+    for path in demo_paths():
+        demo = Demo.load(path)
+        print(f"\n=== {demo.title}\nQ: {demo.question}", file=out)
+        trace = MemoryRecorder()
+        brain = ReplayBrain(demo.script, name=f"replay:{path.name}")
+        recorder = FanoutRecorder(trace, ConsoleProgress(out))
+        async with open_agent(settings, loaded, brain, recorder=recorder, tools=demo.tools) as agent:
+            result = await agent.run(demo.question)
+        print("\n" + render_result(result), file=out)
+        results.append(result)
+    return results

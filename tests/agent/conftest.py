@@ -1,0 +1,24 @@
+"""Fixtures of the agent tests: the tool-facing fakes (a team's HTTP API) and a client to reach them."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import httpx
+import pytest
+
+from tests.fakes.http_api import FakeHttpApi
+
+
+@pytest.fixture
+def http_api() -> Iterator[FakeHttpApi]:
+    """A team's HTTP API at `http_api.base_url`: `route(path, ApiReply…)`, then read `http_api.requests`."""
+    with FakeHttpApi() as server:
+        yield server
+
+
+@pytest.fixture
+async def http_client() -> AsyncIterator[httpx.AsyncClient]:
+    """The shared client tools get; `trust_env=False` so a proxy in the environment cannot intercept loopback."""
+    async with httpx.AsyncClient(trust_env=False) as client:
+        yield client
