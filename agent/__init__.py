@@ -28,7 +28,7 @@ from agent.finalize import Source
 from agent.grading import ErrorLevel, GradingTable
 from agent.limits import Limits
 from agent.loop import Agent
-from agent.observation import Observation, ObservationError, normalise, serialise
+from agent.observation import Observation, ObservationError, normalise, plain_json, serialise
 from agent.recovery import RecoveryPolicy
 from agent.repeat import RepeatDetector
 from agent.result import Citation, DegradedFinal, Escalation, RunResult, RunStatus, TerminationReason
@@ -116,5 +116,6 @@ __all__ = [
     "Usage",
     "build_tools",
     "normalise",
+    "plain_json",
     "serialise",
 ]

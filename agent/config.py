@@ -25,6 +25,10 @@ class BuiltinToolEntry(_Frozen):
     timeout_s: float | None = Field(None, gt=0)
     fallbacks: list[str] = Field(default_factory=list)
 
+    @property
+    def tool_name(self) -> str:
+        return self.builtin
+
 
 class HttpSpec(_Frozen):
     method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "GET"
@@ -48,6 +52,10 @@ class HttpToolEntry(_Frozen):
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     http: HttpSpec
     fallbacks: list[str] = Field(default_factory=list)
+
+    @property
+    def tool_name(self) -> str:
+        return self.name
 
     @model_validator(mode="after")
     def _not_reserved(self) -> HttpToolEntry:

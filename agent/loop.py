@@ -71,11 +71,7 @@ class Agent:
             backoff_base_s=limits.retry_backoff_base_s,
             backoff_max_s=limits.retry_backoff_max_s,
         )
-        fallbacks = {
-            entry.name if hasattr(entry, "name") else entry.builtin: entry.fallbacks
-            for entry in self.config.tools
-            if entry.fallbacks
-        }
+        fallbacks = {entry.tool_name: entry.fallbacks for entry in self.config.tools if entry.fallbacks}
         self._executor = ToolExecutor(tools, self._table, self._policy, fallbacks=fallbacks)
         self._config_hash = config_hash
 
@@ -347,9 +343,11 @@ class Agent:
         """A recorder that fails is logged loudly; the run and the user's answer go on."""
         try:
             await state.recorder.record(event)
-        except Exception:
+        except Exception as exc:
             state.recording_failures += 1
-            log.exception("recording %s of run %s failed; the run continues", event.kind, state.run_id)
+            reason = " ".join(str(exc).split())[:300] or type(exc).__name__
+            log.error("recording %s of run %s failed; the run continues: %s", event.kind, state.run_id, reason)
+            log.debug("recording failure of run %s", state.run_id, exc_info=True)
 
     def _result(self, state: RunState, outcome: Outcome) -> RunResult:
         reason = outcome.reason

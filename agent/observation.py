@@ -86,7 +86,7 @@ def failure(
             retryable=allowed,
             level=grade.level,
             retry_after_s=retry_after_s,
-            details=_jsonable(details or {}),
+            details=plain_json(details or {}),
         ),
         suggested_action=suggested_action or grade.suggested_action,
     )
@@ -124,7 +124,7 @@ def normalise(raw: Any, table: GradingTable) -> Observation:
             return reported
         if raw.get("ok") is True and set(raw) <= {"ok", "data"}:
             raw = raw.get("data")
-    return Observation(ok=True, data=_jsonable(raw))
+    return Observation(ok=True, data=plain_json(raw))
 
 
 def _reported_failure(body: dict[str, Any], table: GradingTable) -> Observation | None:
@@ -236,8 +236,8 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
 
 
-def _jsonable(value: Any) -> Any:
-    """Plain JSON values only: NaN/Infinity become strings, unknown objects their text."""
+def plain_json(value: Any) -> Any:
+    """Plain JSON values only: NaN/Infinity become strings, unknown objects their text (the trace uses it too)."""
     plain = to_jsonable_python(value, fallback=str)
     return _finite(plain)
 

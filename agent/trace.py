@@ -166,11 +166,21 @@ class MemoryRecorder:
 
 
 class FanoutRecorder:
-    """Sends each event to several recorders (e.g. the store and a progress display)."""
+    """Sends each event to several recorders (e.g. the store and a progress display).
+
+    One failing recorder does not starve the others: every recorder gets the event, then the first
+    failure is raised for the loop to report.
+    """
 
     def __init__(self, *recorders: Recorder) -> None:
         self._recorders = recorders
 
     async def record(self, event: TraceEvent) -> None:
+        failure: Exception | None = None
         for recorder in self._recorders:
-            await recorder.record(event)
+            try:
+                await recorder.record(event)
+            except Exception as exc:
+                failure = failure or exc
+        if failure is not None:
+            raise failure

@@ -11,13 +11,24 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agent import ConfigError, FanoutRecorder, InvalidQuestion, MemoryRecorder
+from agent import ConfigError, FanoutRecorder, InvalidQuestion
 from bot.assembly import build_brain, open_agent
 from bot.config_file import LoadedConfig, load_config
 from bot.demo import run_demos
+from bot.history import add_runs_commands, run_runs_command
 from bot.progress import ConsoleProgress
 from bot.render import render_result
 from bot.settings import Settings
+from bot.store import (
+    DatabaseUnavailable,
+    RunOrigin,
+    SchemaOutOfDate,
+    StoreRecorder,
+    check_reachable,
+    connect,
+    open_store,
+)
+from bot.store.migrate import current_revision, downgrade, head_revision, upgrade
 
 EXIT_OK = 0
 EXIT_CONFIG = 2
@@ -26,14 +37,26 @@ EXIT_CONFIG = 2
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="parley", description="Parley: answers backed by tools, or honest.")
     sub = parser.add_subparsers(dest="command", required=True)
-    ask = sub.add_parser("ask", help="run one question end to end")
+
+    ask = sub.add_parser("ask", help="run one question end to end (recorded in the store)")
     ask.add_argument("question")
     ask.add_argument("--json", action="store_true", help="print the RunResult as JSON")
     ask.add_argument("--config", type=Path, help="YAML configuration (default: PARLEY_CONFIG or config/parley.yaml)")
     ask.add_argument("--replay", type=Path, help="play back a recorded script instead of calling an LLM")
     ask.add_argument("--quiet", action="store_true", help="no step-by-step progress on stderr")
+
     demo = sub.add_parser("demo", help="replay the seeds' demos through the real tools and checks")
     demo.add_argument("--config", type=Path)
+
+    db = sub.add_parser("db", help="the database schema")
+    db_sub = db.add_subparsers(dest="db_command", required=True)
+    up = db_sub.add_parser("upgrade", help="migrate to the newest schema (or REVISION)")
+    up.add_argument("revision", nargs="?", default="head")
+    down = db_sub.add_parser("downgrade", help="migrate back to REVISION (e.g. -1, or base)")
+    down.add_argument("revision")
+    db_sub.add_parser("current", help="show the schema revision")
+
+    add_runs_commands(sub)
     return parser
 
 
@@ -42,11 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="parley: %(levelname)s %(name)s: %(message)s")
     try:
         settings = Settings()
-        loaded = load_config(args.config or settings.config)
-        if args.command == "ask":
-            return asyncio.run(_ask(args, settings, loaded))
-        return asyncio.run(_demo(settings, loaded))
-    except (ConfigError, InvalidQuestion) as exc:
+        return asyncio.run(_dispatch(args, settings))
+    except (ConfigError, InvalidQuestion, DatabaseUnavailable, SchemaOutOfDate) as exc:
         print(f"parley: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     except ValidationError as exc:
@@ -56,20 +76,65 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("parley: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `parley runs export … | head`: the reader left; that is not an error
+        sys.stderr.close()
+        return EXIT_OK
+
+
+async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
+    if args.command == "db":
+        return await _db(args, settings)
+    if args.command == "runs":
+        db = await open_store(settings.database_url)
+        try:
+            return await run_runs_command(args, db, sys.stdout)
+        finally:
+            await db.aclose()
+    loaded = load_config(args.config or settings.config)
+    if args.command == "ask":
+        return await _ask(args, settings, loaded)
+    return await _demo(settings, loaded)
 
 
 async def _ask(args: argparse.Namespace, settings: Settings, loaded: LoadedConfig) -> int:
     brain = build_brain(settings, loaded.agent, replay=args.replay)
-    recorders = [MemoryRecorder()] if args.quiet else [MemoryRecorder(), ConsoleProgress(sys.stderr)]
-    async with open_agent(settings, loaded, brain, recorder=FanoutRecorder(*recorders)) as agent:
-        agent.check_question(args.question)
-        result = await agent.run(args.question)
+    db = await open_store(settings.database_url)
+    try:
+        recorders = [StoreRecorder(db, RunOrigin("cli", settings.cli_user()))]
+        if not args.quiet:
+            recorders.append(ConsoleProgress(sys.stderr))
+        async with open_agent(settings, loaded, brain, recorder=FanoutRecorder(*recorders)) as agent:
+            agent.check_question(args.question)
+            result = await agent.run(args.question)
+    finally:
+        await db.aclose()
     print(result.model_dump_json(indent=2) if args.json else render_result(result))
     return EXIT_OK
 
 
 async def _demo(settings: Settings, loaded: LoadedConfig) -> int:
-    await run_demos(settings, loaded, sys.stdout)
+    db = await open_store(settings.database_url)
+    try:
+        await run_demos(settings, loaded, sys.stdout, StoreRecorder(db, RunOrigin("cli", settings.cli_user())))
+    finally:
+        await db.aclose()
+    return EXIT_OK
+
+
+async def _db(args: argparse.Namespace, settings: Settings) -> int:
+    db = connect(settings.database_url)
+    try:
+        await check_reachable(db)
+        if args.db_command == "upgrade":
+            await upgrade(db, args.revision)
+        elif args.db_command == "downgrade":
+            await downgrade(db, args.revision)
+        current = await current_revision(db)
+        head = head_revision()
+        state = "up to date" if current == head else f"newest is {head}: run `parley db upgrade`"
+        print(f"{db.shown_url}: schema at {current or 'base (empty)'} ({state})")
+    finally:
+        await db.aclose()
     return EXIT_OK
 
 

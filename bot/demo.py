@@ -9,7 +9,7 @@ from typing import Any, TextIO
 import yaml
 from pydantic import TypeAdapter, ValidationError
 
-from agent import ConfigError, FanoutRecorder, MemoryRecorder, ReplayBrain, ReplayScript, RunResult
+from agent import ConfigError, FanoutRecorder, MemoryRecorder, Recorder, ReplayBrain, ReplayScript, RunResult
 from agent.config import ToolEntry
 from bot.assembly import open_agent
 from bot.config_file import LoadedConfig, defaults_dir
@@ -48,14 +48,16 @@ def demo_paths() -> list[Path]:
     return [defaults_dir() / "demos" / name for name in DEMO_FILES]
 
 
-async def run_demos(settings: Settings, loaded: LoadedConfig, out: TextIO) -> list[RunResult]:
+async def run_demos(
+    settings: Settings, loaded: LoadedConfig, out: TextIO, store: Recorder | None = None
+) -> list[RunResult]:
     results = []
     for path in demo_paths():
         demo = Demo.load(path)
         print(f"\n=== {demo.title}\nQ: {demo.question}", file=out)
         trace = MemoryRecorder()
         brain = ReplayBrain(demo.script, name=f"replay:{path.name}")
-        recorder = FanoutRecorder(trace, ConsoleProgress(out))
+        recorder = FanoutRecorder(*(r for r in (store, trace, ConsoleProgress(out)) if r is not None))
         async with open_agent(settings, loaded, brain, recorder=recorder, tools=demo.tools) as agent:
             result = await agent.run(demo.question)
         print("\n" + render_result(result), file=out)

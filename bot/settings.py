@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import os
 from pathlib import Path
 
@@ -20,6 +21,7 @@ class Settings(BaseSettings):
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key: SecretStr | None = None
+    database_url: str | None = Field(None, description="default: a SQLite file in the user's data directory")
 
     @field_validator("llm_base_url")
     @classmethod
@@ -46,6 +48,19 @@ class Settings(BaseSettings):
     @property
     def llm_configured(self) -> bool:
         return bool(self.llm_base_url and self.llm_model)
+
+    @field_validator("database_url")
+    @classmethod
+    def _blank_url_is_unset(cls, value: str | None) -> str | None:
+        return value.strip() or None if value is not None else None
+
+    @staticmethod
+    def cli_user() -> str:
+        """Who runs `parley ask`: recorded as the asker of CLI runs."""
+        try:
+            return f"cli:{getpass.getuser()}"
+        except (KeyError, OSError):
+            return f"cli:uid{os.getuid()}"
 
     @staticmethod
     def environ() -> dict[str, str]:

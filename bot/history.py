@@ -1,0 +1,252 @@
+"""`parley runs list|show|export`: the history, for people and for analysis."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, TextIO
+
+from agent import ConfigError, RunStatus, TerminationReason
+from bot.store.database import Database
+from bot.store.models import Run
+from bot.store.queries import RunFilter, RunTrace, iter_runs, list_runs, load_trace
+
+EXPORT_COLUMNS = (
+    "id", "created_at", "finished_at", "source", "workspace_id", "channel_id", "thread_ts", "asker", "question",
+    "status", "termination_reason", "answer", "steps", "llm_calls", "tool_calls", "retries", "critique_rounds",
+    "tokens", "duration_ms", "brain", "replayed", "config_hash", "completed", "missing", "citations", "escalation",
+)  # fmt: skip
+_RELATIVE = re.compile(r"^(\d+)\s*([mhdw])$")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def add_runs_commands(sub: argparse._SubParsersAction) -> None:
+    runs = sub.add_parser("runs", help="browse the history of runs")
+    runs_sub = runs.add_subparsers(dest="runs_command", required=True)
+
+    listing = runs_sub.add_parser("list", help="runs, newest first, a page at a time")
+    _add_filters(listing)
+    listing.add_argument("--limit", type=int, default=50, help="runs per page (default 50)")
+    listing.add_argument("--cursor", help="continue after the page that printed this cursor")
+    listing.add_argument("--json", action="store_true")
+
+    show = runs_sub.add_parser("show", help="one run's whole trace, step by step")
+    show.add_argument("run_id", help="the run id, or a unique prefix of at least 6 characters")
+    show.add_argument("--json", action="store_true")
+
+    export = runs_sub.add_parser("export", help="every matching run, for analysis")
+    _add_filters(export)
+    export.add_argument("--format", choices=("jsonl", "csv"), required=True)
+    export.add_argument("--output", type=Path, help="file to write (default: standard output)")
+
+
+def _add_filters(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--status", action="append", choices=[s.value for s in RunStatus], help="repeatable")
+    parser.add_argument(
+        "--reason", action="append", choices=[r.value for r in TerminationReason], help="termination reason"
+    )
+    parser.add_argument("--since", help="ISO date or time (2026-11-30, 2026-11-30T08:00Z) or 30m, 2h, 7d, 1w")
+    parser.add_argument("--asker", help="who asked (a Slack user id, or cli:NAME)")
+
+
+def parse_since(text: str | None, *, now: datetime | None = None) -> datetime | None:
+    if not text:
+        return None
+    text = text.strip()
+    relative = _RELATIVE.match(text)
+    if relative:
+        amount, unit = relative.groups()
+        return (now or datetime.now(UTC)) - timedelta(**{_UNITS[unit]: int(amount)})
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigError(f"--since {text!r}: use an ISO date or time, or an age such as 30m, 2h, 7d") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _filters(args: argparse.Namespace) -> RunFilter:
+    return RunFilter(
+        statuses=args.status or (), reasons=args.reason or (), since=parse_since(args.since), asker=args.asker
+    )
+
+
+async def run_runs_command(args: argparse.Namespace, db: Database, out: TextIO) -> int:
+    if args.runs_command == "list":
+        if args.limit < 1 or args.limit > 1000:
+            raise ConfigError("--limit must be between 1 and 1000")
+        page = await list_runs(db, _filters(args), limit=args.limit, cursor=args.cursor)
+        if args.json:
+            body = {"runs": [run_summary(r) for r in page.runs], "next_cursor": page.next_cursor}
+            out.write(json.dumps(body, ensure_ascii=False, indent=2) + "\n")
+        else:
+            out.write(render_list(page.runs, page.next_cursor))
+        return 0
+    if args.runs_command == "show":
+        trace = await load_trace(db, args.run_id)
+        if args.json:
+            out.write(json.dumps(trace_as_dict(trace), ensure_ascii=False, indent=2, default=str) + "\n")
+        else:
+            out.write(render_trace(trace))
+        return 0
+    target = args.output.open("w", encoding="utf-8", newline="") if args.output else out
+    try:
+        count = await export_runs(db, _filters(args), args.format, target)
+    finally:
+        if args.output:
+            target.close()
+    if args.output:
+        print(f"exported {count} runs to {args.output}")
+    return 0
+
+
+async def export_runs(db: Database, filters: RunFilter, fmt: str, out: TextIO) -> int:
+    writer = csv.DictWriter(out, fieldnames=EXPORT_COLUMNS) if fmt == "csv" else None
+    if writer:
+        writer.writeheader()
+    count = 0
+    async for run in iter_runs(db, filters):
+        row = _row(run)
+        if writer:
+            writer.writerow(
+                {k: json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v for k, v in row.items()}
+            )
+        else:
+            out.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        count += 1
+    return count
+
+
+def _row(run: Run) -> dict[str, Any]:
+    row = {column: getattr(run, column) for column in EXPORT_COLUMNS}
+    for key in ("created_at", "finished_at"):
+        row[key] = row[key].isoformat() if row[key] else None
+    return row
+
+
+def run_summary(run: Run) -> dict[str, Any]:
+    return {
+        "run_id": run.id,
+        "created_at": run.created_at.isoformat(),
+        "source": run.source,
+        "asker": run.asker,
+        "question": run.question,
+        "status": run.status,
+        "termination_reason": run.termination_reason,
+        "steps": run.steps,
+        "tool_calls": run.tool_calls,
+        "duration_ms": run.duration_ms,
+    }
+
+
+def render_list(runs: list[Run], next_cursor: str | None) -> str:
+    if not runs:
+        return "no runs match\n"
+    lines = [
+        f"{'RUN':<12}  {'CREATED (UTC)':<19}  {'STATUS':<15}  {'REASON':<19}  {'STEPS':>5}  {'ASKER':<16}  QUESTION"
+    ]
+    for run in runs:
+        created = run.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+        lines.append(
+            f"{run.id[:12]:<12}  {created:<19}  {run.status:<15}  {run.termination_reason or '-':<19}  "
+            f"{run.steps:>5}  {_short(run.asker, 16):<16}  {_short(run.question, 60)}"
+        )
+    if next_cursor:
+        lines.append(f"more: add --cursor {next_cursor}")
+    return "\n".join(lines) + "\n"
+
+
+def render_trace(trace: RunTrace) -> str:
+    run = trace.run
+    lines = [
+        f"run {run.id}",
+        f"  status       {run.status} ({run.termination_reason or 'not finished'})",
+        f"  asked by     {run.asker} via {run.source}" + (f" in {run.channel_id}" if run.channel_id else ""),
+        f"  created      {run.created_at.isoformat()}" + (f" · {run.duration_ms} ms" if run.duration_ms else ""),
+        f"  brain        {run.brain}" + (" (replayed)" if run.replayed else "") + f" · config {run.config_hash}",
+        f"  counters     {run.steps} steps · {run.llm_calls} LLM calls · {run.tool_calls} tool calls · "
+        f"{run.retries} retries · {run.critique_rounds} critique rounds · {run.tokens} tokens",
+        "",
+        f"Q: {run.question}",
+    ]
+    if run.done_plan:
+        lines.append("Definition of Done:")
+        lines.extend(f"  - {item.get('description')}" for item in run.done_plan)
+    calls_by_step: dict[int, list] = {}
+    for call in trace.tool_calls:
+        calls_by_step.setdefault(call.step, []).append(call)
+    verdicts_by_step: dict[int | None, list] = {}
+    for verdict in trace.verdicts:
+        verdicts_by_step.setdefault(verdict.step, []).append(verdict)
+    for step in trace.steps:
+        lines.append("")
+        head = f"step {step.step} · {step.decision}"
+        if step.thought:
+            head += f" — {_short(step.thought, 100)}"
+        lines.append(head)
+        if step.decision in ("final", "give_up", "invalid") and step.text:
+            lines.append(f"  text: {step.text}")
+        for call in calls_by_step.get(step.step, []):
+            args = json.dumps(call.arguments, ensure_ascii=False)
+            outcome = "ok" if call.ok else f"{call.error_code} ({call.error_level})"
+            retries = f" · {call.retries} retries" if call.retries else ""
+            lines.append(f"  {call.tool}({args}) → {outcome} · {call.latency_ms} ms{retries} · id {call.tool_call_id}")
+            lines.append(f"    observation: {_short(call.observation, 300)}")
+            if call.raw_truncated:
+                lines.append(f"    raw result: {call.raw_bytes} bytes, stored cut")
+        for verdict in verdicts_by_step.get(step.step, []):
+            lines.append(f"  {_verdict_line(verdict)}")
+    lines.append("")
+    lines.append("Answer:" if run.status == RunStatus.SOLVED else "Final (as the user saw it):")
+    lines.append(run.answer or "(none yet)")
+    if run.citations:
+        lines.append("Sources:")
+        lines.extend(
+            f"  {c['marker']} {c['tool']}({json.dumps(c['arguments'], ensure_ascii=False)})" for c in run.citations
+        )
+    if run.completed:
+        lines.append("Completed: " + "; ".join(run.completed))
+    if run.missing:
+        lines.append("Missing: " + "; ".join(run.missing))
+    for esc in trace.escalations:
+        lines.append(f"Escalation ({esc.status}): {esc.reason} {esc.level} — {esc.message}")
+        if esc.tool:
+            lines.append(f"  held action: {esc.tool}({json.dumps(esc.arguments, ensure_ascii=False)})")
+    lines.append("Audit:")
+    for event in trace.audit:
+        change = f"{event.from_status or '-'} → {event.to_status or '-'}"
+        lines.append(f"  {event.at.isoformat()} {event.actor}: {event.action} {change}")
+    return "\n".join(lines) + "\n"
+
+
+def _verdict_line(verdict) -> str:
+    if verdict.kind == "done_tick":
+        return f"☑ {verdict.item}"
+    if verdict.kind == "critique":
+        state = "on track" if verdict.satisfied else "gaps: " + "; ".join(verdict.gaps)
+        return f"critique {verdict.stage} ({verdict.source}, round {verdict.round}): {_short(state, 200)}"
+    if verdict.kind == "final_rejected":
+        return f"✗ final not accepted ({verdict.stage}): {_short('; '.join(verdict.gaps), 200)}"
+    return f"{verdict.kind}: {verdict.decision or ''} {verdict.reason or ''}".strip()
+
+
+def trace_as_dict(trace: RunTrace) -> dict[str, Any]:
+    def columns(row) -> dict[str, Any]:
+        return {c.key: getattr(row, c.key) for c in row.__table__.columns}
+
+    return {
+        "run": columns(trace.run),
+        "steps": [columns(s) for s in trace.steps],
+        "tool_calls": [columns(c) for c in trace.tool_calls],
+        "verdicts": [columns(v) for v in trace.verdicts],
+        "escalations": [columns(e) for e in trace.escalations],
+        "audit": [columns(a) for a in trace.audit],
+    }
+
+
+def _short(text: str, limit: int) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -1,0 +1,30 @@
+"""The store: every run, step, verdict and termination, in PostgreSQL (SQLite embedded)."""
+
+from bot.store.database import Database, DatabaseUnavailable, SchemaOutOfDate, check_reachable, connect, mask
+from bot.store.migrate import ensure_current
+from bot.store.recorder import RunOrigin, StoreRecorder
+
+__all__ = [
+    "Database",
+    "DatabaseUnavailable",
+    "RunOrigin",
+    "SchemaOutOfDate",
+    "StoreRecorder",
+    "check_reachable",
+    "connect",
+    "ensure_current",
+    "mask",
+    "open_store",
+]
+
+
+async def open_store(url: str | None) -> Database:
+    """Connect, check the database answers and its schema is current; the embedded default is created."""
+    db = connect(url)
+    try:
+        await check_reachable(db)
+        await ensure_current(db, create_if_empty=url is None)
+    except BaseException:
+        await db.aclose()
+        raise
+    return db

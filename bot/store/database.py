@@ -1,0 +1,112 @@
+"""Database: the URL people write → an async engine with the right driver, reachable and up to date."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+from sqlalchemy import event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+
+from agent import ConfigError
+
+CONNECT_TIMEOUT_S = 5.0
+DRIVERS = {"postgresql": "postgresql+asyncpg", "postgres": "postgresql+asyncpg", "sqlite": "sqlite+aiosqlite"}
+
+
+class DatabaseUnavailable(Exception):
+    """The database cannot be reached; the message names the URL with its password masked."""
+
+
+class SchemaOutOfDate(Exception):
+    """The schema is not at the newest migration; the message names the command to run."""
+
+
+def default_url() -> str:
+    """The embedded default: a SQLite file in the user's data directory."""
+    directory = Path(platformdirs.user_data_dir("parley", appauthor=False))
+    return f"sqlite+aiosqlite:///{directory / 'parley.db'}"
+
+
+def normalise_url(raw: str) -> URL:
+    """`postgresql://user@host/db` → asyncpg; `sqlite:///path` → aiosqlite; explicit drivers are kept."""
+    try:
+        url = make_url(raw.strip())
+    except ArgumentError:
+        raise ConfigError(f"PARLEY_DATABASE_URL is not a database URL: {mask(raw)}") from None
+    backend = url.get_backend_name()
+    if backend not in ("postgresql", "postgres", "sqlite"):
+        raise ConfigError(f"PARLEY_DATABASE_URL must be a postgresql:// or sqlite:// URL (got {backend}://)")
+    if "+" not in url.drivername:
+        url = url.set(drivername=DRIVERS[url.drivername])
+    elif url.drivername == "postgresql+psycopg2":
+        url = url.set(drivername="postgresql+asyncpg")
+    return url
+
+
+def mask(url: str | URL) -> str:
+    try:
+        parsed = url if isinstance(url, URL) else make_url(url)
+    except ArgumentError:
+        return "<unparsable URL>"
+    return parsed.render_as_string(hide_password=True)
+
+
+@dataclass
+class Database:
+    """One async engine and its session factory, for the life of the process."""
+
+    url: URL
+    engine: AsyncEngine
+    sessions: async_sessionmaker
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.url.get_backend_name() == "sqlite"
+
+    @property
+    def shown_url(self) -> str:
+        return mask(self.url)
+
+    async def aclose(self) -> None:
+        await self.engine.dispose()
+
+
+def connect(raw_url: str | None = None, *, pool_size: int = 10) -> Database:
+    """Build the engine (no connection yet). SQLite files get their directory and sane pragmas."""
+    url = normalise_url(raw_url) if raw_url else normalise_url(default_url())
+    options: dict = {"pool_pre_ping": True}
+    if url.get_backend_name() == "sqlite":
+        if url.database and url.database != ":memory:":
+            Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        options["connect_args"] = {"timeout": 30}
+    else:
+        options.update(pool_size=pool_size, max_overflow=pool_size, pool_timeout=CONNECT_TIMEOUT_S)
+        options["connect_args"] = {"timeout": CONNECT_TIMEOUT_S}
+    engine = create_async_engine(url, **options)
+    if url.get_backend_name() == "sqlite":
+        event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+    return Database(url, engine, async_sessionmaker(engine, expire_on_commit=False))
+
+
+async def check_reachable(db: Database) -> None:
+    """One round trip, bounded in time; DatabaseUnavailable with a one-line reason otherwise."""
+    try:
+        async with asyncio.timeout(CONNECT_TIMEOUT_S * 2):
+            async with db.engine.connect() as conn:
+                await conn.exec_driver_sql("SELECT 1")
+    except (TimeoutError, SQLAlchemyError, OSError) as exc:
+        reason = " ".join(str(getattr(exc, "orig", None) or exc).split())[:200] or type(exc).__name__
+        raise DatabaseUnavailable(f"cannot reach the database at {db.shown_url}: {reason}") from None
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()

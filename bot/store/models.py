@@ -1,0 +1,253 @@
+"""The store's tables: runs, their steps and tool calls, verdicts, escalations, and the audit log.
+
+Constraints live in the database (foreign keys, unique keys, check constraints on every closed
+vocabulary), not only here. The audit log is append-only: triggers refuse UPDATE and DELETE.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+from agent import RunStatus, TerminationReason
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+SOURCES = ("cli", "slack")
+VERDICT_KINDS = ("critique", "done_tick", "final_rejected", "plan", "review")
+ESCALATION_STATUSES = ("pending", "approved", "rejected", "expired")
+ERROR_LEVELS = ("L0", "L1", "L2", "L3", "L4")
+
+
+def _one_of(column: str, values: tuple[str, ...] | list[str], *, nullable: bool = False) -> str:
+    listed = ", ".join(f"'{v}'" for v in values)
+    clause = f"{column} IN ({listed})"
+    return f"{column} IS NULL OR {clause}" if nullable else clause
+
+
+# One id type for every table: BigInteger on PostgreSQL, INTEGER (the rowid alias) on SQLite.
+Id = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class UTCDateTime(TypeDecorator):
+    """Timestamps are aware and UTC on the way in and out, on SQLite (which keeps no zone) too."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+# JSON documents: JSONB on PostgreSQL, JSON (text) elsewhere.
+Json = JSON().with_variant(JSONB(), "postgresql")
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map: ClassVar = {dict[str, Any]: Json, list[Any]: Json, datetime: UTCDateTime()}
+
+
+class Run(Base):
+    __tablename__ = "runs"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    source: Mapped[str] = mapped_column(String(16))
+    workspace_id: Mapped[str | None] = mapped_column(String(32))
+    channel_id: Mapped[str | None] = mapped_column(String(32))
+    thread_ts: Mapped[str | None] = mapped_column(String(32))
+    asker: Mapped[str] = mapped_column(String(128))
+    question: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(24))
+    termination_reason: Mapped[str | None] = mapped_column(String(32))
+    answer: Mapped[str | None] = mapped_column(Text)
+    citations: Mapped[list[Any]] = mapped_column(default=list)
+    completed: Mapped[list[Any]] = mapped_column(default=list)
+    missing: Mapped[list[Any]] = mapped_column(default=list)
+    done_plan: Mapped[list[Any]] = mapped_column(default=list)
+    escalation: Mapped[dict[str, Any] | None] = mapped_column(Json)
+    degraded: Mapped[dict[str, Any] | None] = mapped_column(Json)
+    steps: Mapped[int] = mapped_column(default=0)
+    llm_calls: Mapped[int] = mapped_column(default=0)
+    tool_calls: Mapped[int] = mapped_column(default=0)
+    retries: Mapped[int] = mapped_column(default=0)
+    critique_rounds: Mapped[int] = mapped_column(default=0)
+    tokens: Mapped[int] = mapped_column(default=0)
+    brain: Mapped[str] = mapped_column(String(128), default="")
+    replayed: Mapped[bool] = mapped_column(Boolean, default=False)
+    config_hash: Mapped[str] = mapped_column(String(64), default="")
+    limits: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime]
+    started_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]
+    duration_ms: Mapped[int | None]
+
+    __table_args__ = (
+        CheckConstraint(_one_of("source", SOURCES), name="source"),
+        CheckConstraint(_one_of("status", [s.value for s in RunStatus]), name="status"),
+        CheckConstraint(
+            _one_of("termination_reason", [r.value for r in TerminationReason], nullable=True),
+            name="termination_reason",
+        ),
+        CheckConstraint("steps >= 0 AND llm_calls >= 0 AND tool_calls >= 0 AND retries >= 0", name="counters"),
+        Index("ix_runs_created", "created_at", "id"),
+        Index("ix_runs_status_created", "status", "created_at", "id"),
+        Index("ix_runs_reason_created", "termination_reason", "created_at", "id"),
+        Index("ix_runs_asker_created", "asker", "created_at", "id"),
+    )
+
+
+class Step(Base):
+    __tablename__ = "steps"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    step: Mapped[int]
+    decision: Mapped[str] = mapped_column(String(16))
+    thought: Mapped[str] = mapped_column(Text, default="")
+    text: Mapped[str] = mapped_column(Text, default="")
+    requested_calls: Mapped[list[Any]] = mapped_column(default=list)
+    prompt_tokens: Mapped[int] = mapped_column(default=0)
+    completion_tokens: Mapped[int] = mapped_column(default=0)
+    latency_ms: Mapped[int] = mapped_column(default=0)
+    at: Mapped[datetime]
+
+    __table_args__ = (
+        UniqueConstraint("run_id", "step"),
+        CheckConstraint(_one_of("decision", ["tool_calls", "final", "give_up", "invalid"]), name="decision"),
+        CheckConstraint("step >= 1", name="step_positive"),
+    )
+
+
+class ToolCallRecord(Base):
+    __tablename__ = "tool_calls"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    step: Mapped[int]
+    tool_call_id: Mapped[str] = mapped_column(String(128))
+    tool: Mapped[str] = mapped_column(String(128))
+    arguments: Mapped[dict[str, Any] | None] = mapped_column(Json)
+    ok: Mapped[bool] = mapped_column(Boolean)
+    error_code: Mapped[str | None] = mapped_column(String(64))
+    error_level: Mapped[str | None] = mapped_column(String(2))
+    retryable: Mapped[bool | None] = mapped_column(Boolean)
+    retries: Mapped[int] = mapped_column(default=0)
+    latency_ms: Mapped[int] = mapped_column(default=0)
+    observation: Mapped[str] = mapped_column(Text)
+    raw: Mapped[Any | None] = mapped_column(Json)
+    raw_bytes: Mapped[int] = mapped_column(default=0)
+    raw_truncated: Mapped[bool] = mapped_column(Boolean, default=False)
+    raw_purged_at: Mapped[datetime | None]
+    attempts: Mapped[list[Any]] = mapped_column(default=list)
+    at: Mapped[datetime]
+
+    __table_args__ = (
+        UniqueConstraint("run_id", "tool_call_id"),
+        CheckConstraint(_one_of("error_level", ERROR_LEVELS, nullable=True), name="error_level"),
+        CheckConstraint("ok OR error_code IS NOT NULL", name="failure_has_code"),
+        Index("ix_tool_calls_run_step", "run_id", "step"),
+        Index("ix_tool_calls_at", "at"),
+    )
+
+
+class Verdict(Base):
+    """Critique verdicts, Done ticks and rejections of a final, and (later) reviewers' decisions."""
+
+    __tablename__ = "verdicts"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    step: Mapped[int | None]
+    kind: Mapped[str] = mapped_column(String(16))
+    stage: Mapped[str | None] = mapped_column(String(16))
+    satisfied: Mapped[bool | None] = mapped_column(Boolean)
+    gaps: Mapped[list[Any]] = mapped_column(default=list)
+    next_action: Mapped[str | None] = mapped_column(String(32))
+    source: Mapped[str | None] = mapped_column(String(16))
+    round: Mapped[int | None]
+    item: Mapped[str | None] = mapped_column(Text)
+    tool_call_id: Mapped[str | None] = mapped_column(String(128))
+    decided_by: Mapped[str | None] = mapped_column(String(128))
+    decision: Mapped[str | None] = mapped_column(String(16))
+    reason: Mapped[str | None] = mapped_column(Text)
+    at: Mapped[datetime]
+
+    __table_args__ = (
+        CheckConstraint(_one_of("kind", VERDICT_KINDS), name="kind"),
+        Index("ix_verdicts_run", "run_id", "id"),
+    )
+
+
+class EscalationRecord(Base):
+    __tablename__ = "escalations"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    reason: Mapped[str] = mapped_column(String(64))
+    level: Mapped[str] = mapped_column(String(2))
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    message: Mapped[str] = mapped_column(Text, default="")
+    tool: Mapped[str | None] = mapped_column(String(128))
+    arguments: Mapped[dict[str, Any] | None] = mapped_column(Json)
+    tool_call_id: Mapped[str | None] = mapped_column(String(128))
+    created_at: Mapped[datetime]
+    decided_at: Mapped[datetime | None]
+    decided_by: Mapped[str | None] = mapped_column(String(128))
+
+    __table_args__ = (
+        CheckConstraint(_one_of("status", ESCALATION_STATUSES), name="status"),
+        CheckConstraint(_one_of("level", ERROR_LEVELS), name="level"),
+        Index("ix_escalations_status_created", "status", "created_at"),
+        Index("ix_escalations_run", "run_id"),
+    )
+
+
+class AuditEvent(Base):
+    """Append-only: every status change with its actor and time."""
+
+    __tablename__ = "audit_events"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    run_id: Mapped[str | None] = mapped_column(ForeignKey("runs.id", ondelete="RESTRICT"))
+    at: Mapped[datetime]
+    actor: Mapped[str] = mapped_column(String(128))
+    action: Mapped[str] = mapped_column(String(64))
+    from_status: Mapped[str | None] = mapped_column(String(24))
+    to_status: Mapped[str | None] = mapped_column(String(24))
+    detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+    __table_args__ = (Index("ix_audit_events_run_at", "run_id", "at"),)

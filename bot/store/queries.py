@@ -1,0 +1,150 @@
+"""Queries for people: runs filtered and paged (keyset, so page 10,000 costs what page 1 does), one run's
+whole trace, and a stream of runs for export."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy import Select, select, tuple_
+from sqlalchemy.orm import load_only
+
+from agent import ConfigError
+from bot.store.database import Database
+from bot.store.models import AuditEvent, EscalationRecord, Run, Step, ToolCallRecord, Verdict
+
+MIN_PREFIX = 6
+LIST_COLUMNS = (
+    Run.id,
+    Run.created_at,
+    Run.source,
+    Run.asker,
+    Run.question,
+    Run.status,
+    Run.termination_reason,
+    Run.steps,
+    Run.tool_calls,
+    Run.duration_ms,
+)
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    statuses: Sequence[str] = ()
+    reasons: Sequence[str] = ()
+    since: datetime | None = None
+    asker: str | None = None
+
+    def apply(self, stmt: Select) -> Select:
+        if self.statuses:
+            stmt = stmt.where(Run.status.in_(list(self.statuses)))
+        if self.reasons:
+            stmt = stmt.where(Run.termination_reason.in_(list(self.reasons)))
+        if self.since is not None:
+            stmt = stmt.where(Run.created_at >= self.since)
+        if self.asker:
+            stmt = stmt.where(Run.asker == self.asker)
+        return stmt
+
+
+@dataclass(frozen=True)
+class Page:
+    runs: list[Run]
+    next_cursor: str | None
+
+
+def encode_cursor(run: Run) -> str:
+    return base64.urlsafe_b64encode(f"{run.created_at.isoformat()}|{run.id}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, str]:
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        stamp, run_id = text.split("|", 1)
+        return datetime.fromisoformat(stamp), run_id
+    except (ValueError, UnicodeDecodeError):
+        raise ConfigError(f"--cursor {cursor!r} is not a cursor printed by `parley runs list`") from None
+
+
+def list_statement(filters: RunFilter, *, limit: int, cursor: str | None = None) -> Select:
+    """Newest first; the (status|reason|asker, created_at, id) indexes serve it at any depth."""
+    stmt = filters.apply(select(Run).options(load_only(*LIST_COLUMNS)))
+    if cursor:
+        created_at, run_id = decode_cursor(cursor)
+        stmt = stmt.where(tuple_(Run.created_at, Run.id) < tuple_(created_at, run_id))
+    return stmt.order_by(Run.created_at.desc(), Run.id.desc()).limit(limit + 1)
+
+
+async def list_runs(db: Database, filters: RunFilter, *, limit: int = 50, cursor: str | None = None) -> Page:
+    async with db.sessions() as session:
+        runs = list((await session.scalars(list_statement(filters, limit=limit, cursor=cursor))).all())
+    more = len(runs) > limit
+    runs = runs[:limit]
+    return Page(runs, encode_cursor(runs[-1]) if more and runs else None)
+
+
+async def iter_runs(db: Database, filters: RunFilter, *, batch: int = 500) -> AsyncIterator[Run]:
+    """Every matching run, newest first, whole rows, a batch at a time."""
+    cursor: str | None = None
+    while True:
+        stmt = filters.apply(select(Run))
+        if cursor:
+            created_at, run_id = decode_cursor(cursor)
+            stmt = stmt.where(tuple_(Run.created_at, Run.id) < tuple_(created_at, run_id))
+        stmt = stmt.order_by(Run.created_at.desc(), Run.id.desc()).limit(batch)
+        async with db.sessions() as session:
+            runs = list((await session.scalars(stmt)).all())
+        for run in runs:
+            yield run
+        if len(runs) < batch:
+            return
+        cursor = encode_cursor(runs[-1])
+
+
+@dataclass
+class RunTrace:
+    """One run with everything recorded about it, in order."""
+
+    run: Run
+    steps: list[Step] = field(default_factory=list)
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
+    escalations: list[EscalationRecord] = field(default_factory=list)
+    audit: list[AuditEvent] = field(default_factory=list)
+
+
+async def resolve_run_id(db: Database, wanted: str) -> str:
+    """A whole run id, or a unique prefix of one (at least six characters), like git."""
+    wanted = wanted.strip()
+    async with db.sessions() as session:
+        if await session.get(Run, wanted) is not None:
+            return wanted
+        if len(wanted) < MIN_PREFIX:
+            raise ConfigError(f"no run {wanted!r} (give the whole id or at least {MIN_PREFIX} characters)")
+        found = list((await session.scalars(select(Run.id).where(Run.id.startswith(wanted)).limit(2))).all())
+    if not found:
+        raise ConfigError(f"no run {wanted!r}")
+    if len(found) > 1:
+        raise ConfigError(f"{wanted!r} names more than one run; give more characters")
+    return found[0]
+
+
+async def load_trace(db: Database, run_id: str) -> RunTrace:
+    run_id = await resolve_run_id(db, run_id)
+    async with db.sessions() as session:
+        run = await session.get(Run, run_id)
+        assert run is not None
+
+        async def rows(model, *order):
+            return list((await session.scalars(select(model).where(model.run_id == run_id).order_by(*order))).all())
+
+        return RunTrace(
+            run=run,
+            steps=await rows(Step, Step.step),
+            tool_calls=await rows(ToolCallRecord, ToolCallRecord.step, ToolCallRecord.id),
+            verdicts=await rows(Verdict, Verdict.id),
+            escalations=await rows(EscalationRecord, EscalationRecord.id),
+            audit=await rows(AuditEvent, AuditEvent.at, AuditEvent.id),
+        )

@@ -1,0 +1,271 @@
+"""StoreRecorder: the engine's Recorder, persisting each trace event as it happens.
+
+One short transaction per event, so a process killed mid-run leaves the run `running` with every step
+written so far. Raw tool results are size-capped; NUL characters (which PostgreSQL refuses) are replaced.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from agent import (
+    CritiqueVerdictMade,
+    DoneItemTicked,
+    FinalRejected,
+    PlanMade,
+    RunFinished,
+    RunStarted,
+    RunStatus,
+    StepDecided,
+    ToolCallFinished,
+    TraceEvent,
+    plain_json,
+)
+from bot.store.database import Database
+from bot.store.models import AuditEvent, EscalationRecord, Run, Step, ToolCallRecord, Verdict
+
+DEFAULT_RAW_CAP_BYTES = 256 * 1024
+DEFAULT_WRITE_TIMEOUT_S = 5.0
+ENGINE_ACTOR = "engine"
+
+
+@dataclass(frozen=True)
+class RunOrigin:
+    """Where a run came from: the CLI user, or a Slack workspace, channel, thread and asker."""
+
+    source: Literal["cli", "slack"]
+    asker: str
+    workspace_id: str | None = None
+    channel_id: str | None = None
+    thread_ts: str | None = None
+
+
+def storable(value: Any) -> Any:
+    """Plain JSON without NaN, Infinity or NUL characters: what both databases accept."""
+    return _no_nul(plain_json(value))
+
+
+def _no_nul(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, list):
+        return [_no_nul(v) for v in value]
+    if isinstance(value, dict):
+        return {_no_nul(k): _no_nul(v) for k, v in value.items()}
+    return value
+
+
+def capped_raw(raw: Any, cap_bytes: int) -> tuple[Any, int, bool]:
+    """(what to store, the raw result's size in bytes, whether it was cut)."""
+    value = storable(raw)
+    text = json.dumps(value, ensure_ascii=False)
+    size = len(text.encode("utf-8"))
+    if size <= cap_bytes:
+        return value, size, False
+    head = text.encode("utf-8")[:cap_bytes].decode("utf-8", "ignore")
+    return {"truncated": True, "bytes": size, "head": head}, size, True
+
+
+class StoreRecorder:
+    """Implements `agent.Recorder` on the database."""
+
+    def __init__(
+        self,
+        db: Database,
+        origin: RunOrigin,
+        *,
+        raw_cap_bytes: int = DEFAULT_RAW_CAP_BYTES,
+        write_timeout_s: float = DEFAULT_WRITE_TIMEOUT_S,
+    ) -> None:
+        self._db = db
+        self._origin = origin
+        self._raw_cap = raw_cap_bytes
+        self._timeout = write_timeout_s
+
+    async def record(self, event: TraceEvent) -> None:
+        async with asyncio.timeout(self._timeout), self._db.sessions() as session, session.begin():
+            await self._write(session, event)
+
+    async def _write(self, session: AsyncSession, event: TraceEvent) -> None:
+        match event:
+            case RunStarted():
+                await self._started(session, event)
+            case PlanMade():
+                await session.execute(update(Run).where(Run.id == event.run_id).values(done_plan=storable(event.items)))
+                session.add(
+                    Verdict(
+                        run_id=event.run_id, kind="plan", source=event.source, reason=event.note or None, at=event.at
+                    )
+                )
+            case StepDecided():
+                session.add(
+                    Step(
+                        run_id=event.run_id,
+                        step=event.step,
+                        decision=event.decision,
+                        thought=storable(event.thought),
+                        text=storable(event.text),
+                        requested_calls=storable(event.tool_calls),
+                        prompt_tokens=event.prompt_tokens,
+                        completion_tokens=event.completion_tokens,
+                        latency_ms=event.latency_ms,
+                        at=event.at,
+                    )
+                )
+            case ToolCallFinished():
+                raw, size, cut = capped_raw(event.raw, self._raw_cap)
+                session.add(
+                    ToolCallRecord(
+                        run_id=event.run_id,
+                        step=event.step,
+                        tool_call_id=event.tool_call_id,
+                        tool=event.tool,
+                        arguments=storable(event.arguments),
+                        ok=event.ok,
+                        error_code=event.code,
+                        error_level=event.level,
+                        retryable=event.retryable,
+                        retries=event.retries,
+                        latency_ms=event.latency_ms,
+                        observation=storable(event.observation),
+                        raw=raw,
+                        raw_bytes=size,
+                        raw_truncated=cut,
+                        attempts=storable([a.model_dump() for a in event.attempts]),
+                        at=event.at,
+                    )
+                )
+            case CritiqueVerdictMade():
+                session.add(
+                    Verdict(
+                        run_id=event.run_id,
+                        step=event.step,
+                        kind="critique",
+                        stage=event.stage,
+                        satisfied=event.satisfied,
+                        gaps=storable(event.gaps),
+                        next_action=event.next_action,
+                        source=event.source,
+                        round=event.round,
+                        at=event.at,
+                    )
+                )
+            case DoneItemTicked():
+                session.add(
+                    Verdict(
+                        run_id=event.run_id,
+                        step=event.step,
+                        kind="done_tick",
+                        satisfied=True,
+                        item=storable(event.item),
+                        tool_call_id=event.tool_call_id,
+                        at=event.at,
+                    )
+                )
+            case FinalRejected():
+                session.add(
+                    Verdict(
+                        run_id=event.run_id,
+                        step=event.step,
+                        kind="final_rejected",
+                        stage=event.by,
+                        satisfied=False,
+                        gaps=storable(event.gaps),
+                        reason=storable(event.draft),
+                        at=event.at,
+                    )
+                )
+            case RunFinished():
+                await self._finished(session, event)
+
+    async def _started(self, session: AsyncSession, event: RunStarted) -> None:
+        run = await session.get(Run, event.run_id)
+        previous = run.status if run is not None else None
+        if run is None:
+            origin = self._origin
+            run = Run(
+                id=event.run_id,
+                source=origin.source,
+                workspace_id=origin.workspace_id,
+                channel_id=origin.channel_id,
+                thread_ts=origin.thread_ts,
+                asker=origin.asker,
+                question=storable(event.question),
+                created_at=event.at,
+            )
+            session.add(run)
+        run.status = RunStatus.RUNNING.value
+        run.started_at = event.at
+        run.brain = event.brain
+        run.replayed = event.replayed
+        run.config_hash = event.config_hash
+        run.limits = storable(event.limits)
+        await session.flush()  # the run row first: the audit event refers to it
+        session.add(
+            AuditEvent(
+                run_id=event.run_id,
+                at=event.at,
+                actor=ENGINE_ACTOR,
+                action="run_started",
+                from_status=previous,
+                to_status=RunStatus.RUNNING.value,
+                detail={"tools": event.tools, "brain": event.brain},
+            )
+        )
+
+    async def _finished(self, session: AsyncSession, event: RunFinished) -> None:
+        result = event.result
+        previous = await session.scalar(select(Run.status).where(Run.id == result.run_id))
+        await session.execute(
+            update(Run)
+            .where(Run.id == result.run_id)
+            .values(
+                status=result.status.value,
+                termination_reason=result.termination_reason.value,
+                answer=storable(result.answer),
+                citations=storable([c.model_dump() for c in result.citations]),
+                completed=storable(result.completed),
+                missing=storable(result.missing),
+                escalation=storable(result.escalation.model_dump()) if result.escalation else None,
+                degraded=storable(result.degraded.model_dump()) if result.degraded else None,
+                steps=result.steps,
+                llm_calls=result.llm_calls,
+                tool_calls=result.tool_calls,
+                retries=result.retries,
+                critique_rounds=result.critique_rounds,
+                tokens=result.tokens,
+                finished_at=event.at,
+                duration_ms=result.duration_ms,
+            )
+        )
+        if result.escalation is not None:
+            esc = result.escalation
+            session.add(
+                EscalationRecord(
+                    run_id=result.run_id,
+                    reason=esc.reason,
+                    level=esc.level,
+                    message=storable(esc.message),
+                    tool=esc.tool,
+                    arguments=storable(esc.arguments),
+                    tool_call_id=esc.tool_call_id,
+                    created_at=event.at,
+                )
+            )
+        session.add(
+            AuditEvent(
+                run_id=result.run_id,
+                at=event.at,
+                actor=ENGINE_ACTOR,
+                action="run_finished",
+                from_status=previous,
+                to_status=result.status.value,
+                detail={"termination_reason": result.termination_reason.value},
+            )
+        )
