@@ -291,4 +291,16 @@ async def plan(brain: Brain, question: str, tool_names: Sequence[str], *, use_ll
     if parsed is None:
         note = "LLM planner answered something that is not a plan"
         return PlanOutcome(plan_by_rules(question, tool_names), "rules", note, True, tokens)
-    return PlanOutcome(DoneChecklist(list(parsed.items)), "llm", "", True, tokens)
+    # An item bound to a tool that does not exist could never be ticked: it keeps its terms, any tool may tick it.
+    known = {fold(name) for name in tool_names}
+    items = [
+        item.model_copy(update={"tool": None}) if item.tool and fold(item.tool) not in known else item
+        for item in parsed.items
+    ]
+    unknown = sorted({item.tool for item in parsed.items if item.tool and fold(item.tool) not in known})
+    note = (
+        f"the plan named tools that do not exist ({', '.join(unknown)}); any tool may tick those items"
+        if unknown
+        else ""
+    )
+    return PlanOutcome(DoneChecklist(items), "llm", note, True, tokens)

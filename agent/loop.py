@@ -13,7 +13,7 @@ import time
 import uuid
 from collections.abc import Sequence
 
-from agent.brains.base import Brain, BrainError, Decision, DecisionKind, ToolCallRequest
+from agent.brains.base import Brain, BrainError, Decision, DecisionKind, LLMUnavailable, RetryNote, ToolCallRequest
 from agent.closing import Closing
 from agent.config import AgentConfig
 from agent.context import Exchange, Transcript
@@ -33,6 +33,7 @@ from agent.tools.executor import ExecutedCall, ToolExecutor
 from agent.trace import (
     CritiqueVerdictMade,
     DoneItemTicked,
+    LLMRetry,
     MemoryRecorder,
     PlanMade,
     Recorder,
@@ -176,8 +177,15 @@ class Agent:
         tools = [self._executor.get(name) for name in self.tool_names if name not in state.disabled]
         specs = [tool.spec for tool in tools if tool is not None]
         started = time.perf_counter()
-        decision = await self._brain.decide(list(state.transcript.messages), specs)
+        try:
+            decision = await self._brain.decide(list(state.transcript.messages), specs)
+        except LLMUnavailable as exc:
+            state.count_llm(0)
+            await self._note_llm_retries(state, exc.retry_notes)
+            raise
         state.count_llm(decision.usage.total)
+        await self._note_llm_retries(state, decision.retry_notes)
+        decision = state.with_unique_call_ids(decision, step)
         await self._emit(
             state,
             StepDecided(
@@ -194,12 +202,21 @@ class Agent:
         )
         return decision
 
+    async def _note_llm_retries(self, state: RunState, notes: Sequence[RetryNote]) -> None:
+        for note in notes:
+            state.llm_retries += 1
+            await self._emit(
+                state, LLMRetry(run_id=state.run_id, attempt=note.attempt, problem=note.problem, delay_s=note.delay_s)
+            )
+
     async def _invalid_reply(self, state: RunState, decision: Decision) -> Outcome | None:
         """A reply that broke the protocol is an observation the model sees, and it counts as a step."""
         obs = failure(ErrorCode.INVALID_RESPONSE, decision.text or "unusable reply", self._table)
         raw_text = decision.raw if isinstance(decision.raw, str) else ""
         state.transcript.add_invalid_reply(raw_text, serialise(obs))
-        reason = state.detector.observe_step([CallOutcome("(reply)", "invalid", ErrorCode.INVALID_RESPONSE)])
+        # Keyed by what was wrong: the same broken reply twice is a loop; two different slips are not.
+        outcome = CallOutcome("(reply)", decision.text, ErrorCode.INVALID_RESPONSE)
+        reason = state.detector.observe_step([outcome])
         return Outcome.stop(reason, "the model's replies could not be used") if reason else None
 
     async def _act(self, state: RunState, step: int, decision: Decision) -> Outcome | None:
@@ -361,6 +378,7 @@ class Agent:
             "llm_calls": state.llm_calls,
             "tool_calls": state.tool_calls,
             "retries": state.retries,
+            "llm_retries": state.llm_retries,
             "critique_rounds": state.critique.rounds,
             "tokens": state.tokens,
             "duration_ms": duration_ms,

@@ -118,6 +118,7 @@ class RunResult(BaseModel):
     tool_calls: int
     retries: int
     critique_rounds: int
+    llm_retries: int = 0
     tokens: int = 0
     duration_ms: int = 0
     escalation: Escalation | None = None

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from agent.brains.base import Decision
 from agent.context import Transcript
 from agent.critique import Critique
 from agent.done import DoneChecklist
@@ -51,18 +52,33 @@ class RunState:
     llm_calls: int = 0
     tool_calls: int = 0
     retries: int = 0
+    llm_retries: int = 0
     tokens: int = 0
     answer_repairs: int = 0
     last_progress_step: int = 0
     recording_failures: int = 0
     started: float = field(default_factory=time.perf_counter)
     _latest: dict[str, Observation] = field(default_factory=dict)
+    _call_ids: set[str] = field(default_factory=set)
 
     def count_llm(self, tokens: int | None) -> None:
         """One LLM call made (None: no call was made)."""
         if tokens is not None:
             self.llm_calls += 1
             self.tokens += tokens
+
+    def with_unique_call_ids(self, decision: Decision, step: int) -> Decision:
+        """Tool-call ids unique across the run: some servers restart at `call_0` every turn, and sources,
+        Done ticks and citations are keyed by id. A reused id is renamed in our transcript and trace."""
+        if not decision.tool_calls:
+            return decision
+        calls = []
+        for index, call in enumerate(decision.tool_calls, start=1):
+            if call.id in self._call_ids:
+                call = replace(call, id=f"{call.id}~{step}.{index}")
+            self._call_ids.add(call.id)
+            calls.append(call)
+        return replace(decision, tool_calls=tuple(calls))
 
     def stalled_for(self, step: int) -> int:
         return step - self.last_progress_step

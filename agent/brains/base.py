@@ -53,6 +53,15 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class RetryNote:
+    """One retried attempt at reaching the LLM (the trace's `LLMRetry` event)."""
+
+    attempt: int  # 1 for the first retry
+    problem: str
+    delay_s: float
+
+
+@dataclass(frozen=True)
 class Decision:
     """What the model chose this step."""
 
@@ -62,7 +71,7 @@ class Decision:
     text: str = ""  # the final answer, the reason for giving up, or what was invalid
     usage: Usage = field(default_factory=Usage)
     raw: Any = None  # the response as received, for the trace
-    transport_retries: int = 0  # how often the brain had to retry the LLM to get this
+    retry_notes: tuple[RetryNote, ...] = ()  # what the brain had to retry to get this
 
 
 @dataclass(frozen=True)
@@ -71,7 +80,7 @@ class Completion:
 
     text: str
     usage: Usage = field(default_factory=Usage)
-    transport_retries: int = 0
+    retry_notes: tuple[RetryNote, ...] = ()
 
 
 class BrainError(Exception):
@@ -80,6 +89,10 @@ class BrainError(Exception):
 
 class LLMUnavailable(BrainError):
     """The LLM stayed unreachable after bounded retries: the run ends with `llm_unavailable`."""
+
+    def __init__(self, message: str, *, retry_notes: tuple[RetryNote, ...] = ()) -> None:
+        super().__init__(message)
+        self.retry_notes = retry_notes
 
 
 class NotRecorded(BrainError):

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from agent.brains.base import Decision, DecisionKind, LLMUnavailable, ToolCallRequest, Usage
+from agent.brains.base import Decision, DecisionKind, LLMUnavailable, RetryNote, ToolCallRequest, Usage
 from agent.config import BrainConfig
 from agent.errors import ConfigError
 from agent.limits import DEFAULT_LLM_MAX_RETRIES, DEFAULT_RETRY_BACKOFF_BASE_S, DEFAULT_RETRY_BACKOFF_MAX_S, Limits
@@ -29,15 +29,6 @@ _RETRYABLE_STATUS = frozenset({408, 429})  # and every 5xx
 _MAX_DETAIL_CHARS = 200
 _MIN_REDACTED_KEY_CHARS = 4  # shorter "keys" are placeholders; replacing them would garble every message
 _JSON_TYPE_NAMES = {dict: "object", list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
-
-
-@dataclass(frozen=True)
-class RetryNote:
-    """One retried attempt, for the trace's `LLMRetry` event."""
-
-    attempt: int  # 1 for the first retry
-    problem: str
-    delay_s: float
 
 
 @dataclass(frozen=True)
@@ -78,7 +69,7 @@ class ChatReply:
             text=text,
             usage=self.usage,
             raw=self.raw,
-            transport_retries=self.retries,
+            retry_notes=self.retry_notes,
         )
 
 
@@ -196,10 +187,13 @@ class ChatCompletionsClient:
             except _AttemptFailed as failure:
                 problem = self._redact(failure.reason)
                 if not failure.retryable:
-                    raise LLMUnavailable(f"the LLM refused the request: {problem}") from failure
+                    raise LLMUnavailable(
+                        f"the LLM refused the request: {problem}", retry_notes=tuple(notes)
+                    ) from failure
                 if len(notes) >= self._max_retries:
                     raise LLMUnavailable(
-                        f"the LLM is unavailable after {len(notes) + 1} attempt(s): {problem}"
+                        f"the LLM is unavailable after {len(notes) + 1} attempt(s): {problem}",
+                        retry_notes=tuple(notes),
                     ) from failure
                 note = RetryNote(len(notes) + 1, problem, self._backoff_s(len(notes), failure.retry_after_s))
                 notes.append(note)

@@ -58,7 +58,7 @@ class JsonReactBrain:
         reply = await self._client.create(to_react_messages(messages))
         if reply.problem:
             logger.warning("%s: no usable reply for %s: %s", self.name, purpose, reply.problem)
-        return Completion(text=reply.content.strip(), usage=reply.usage, transport_retries=reply.retries)
+        return Completion(text=reply.content.strip(), usage=reply.usage, retry_notes=reply.retry_notes)
 
     async def aclose(self) -> None:
         await self._client.aclose()

@@ -60,7 +60,7 @@ async def test_openai_brain_parses_parallel_tool_calls_with_aligned_ids(
     assert all(call.arguments_error is None for call in decision.tool_calls)
     assert decision.thought == "Two cities, two calls."
     assert (decision.usage.prompt_tokens, decision.usage.completion_tokens) == (120, 30)
-    assert decision.transport_retries == 0
+    assert decision.retry_notes == ()
     assert decision.raw["choices"][0]["finish_reason"] == "tool_calls"
     assert llm_server.chat_requests[0]["tools"] == [WEATHER.as_openai(), CALCULATOR.as_openai(), GIVE_UP.as_openai()]
 
@@ -190,7 +190,7 @@ async def test_openai_brain_reports_transport_retries(llm_server: FakeLLMServer,
 
     decision = await brain.decide(QUESTION, [WEATHER])
 
-    assert (decision.kind, decision.transport_retries) == (DecisionKind.FINAL, 1)
+    assert (decision.kind, len(decision.retry_notes)) == (DecisionKind.FINAL, 1)
     assert len(llm_server.requests) == 2
 
 
