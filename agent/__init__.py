@@ -16,10 +16,11 @@ from agent.brains.base import (
     ToolCallRequest,
     Usage,
 )
+from agent.brains.chat import ChatCompletionsClient
 from agent.brains.jsonreact import JsonReactBrain
 from agent.brains.openai import OpenAIBrain
 from agent.brains.replay import ReplayBrain, ReplayScript
-from agent.config import AgentConfig, BuiltinToolEntry, HttpToolEntry
+from agent.config import AgentConfig, BuiltinToolEntry, HttpToolEntry, ToolEntry
 from agent.context import Exchange
 from agent.critique import Critique, CritiqueVerdict
 from agent.done import DoneChecklist, DoneItem
@@ -60,6 +61,7 @@ __all__ = [
     "Brain",
     "BrainError",
     "BuiltinToolEntry",
+    "ChatCompletionsClient",
     "Citation",
     "Completion",
     "ConfigError",
@@ -110,6 +112,7 @@ __all__ = [
     "ToolAttempt",
     "ToolCallFinished",
     "ToolCallRequest",
+    "ToolEntry",
     "ToolError",
     "ToolSpec",
     "TraceEvent",

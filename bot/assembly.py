@@ -13,6 +13,7 @@ from agent import (
     AgentConfig,
     Brain,
     BuiltinToolEntry,
+    ChatCompletionsClient,
     ConfigError,
     HttpToolEntry,
     JsonReactBrain,
@@ -22,7 +23,6 @@ from agent import (
     ReplayScript,
     build_tools,
 )
-from agent.brains.chat import ChatCompletionsClient
 from bot.config_file import LoadedConfig
 from bot.settings import Settings
 

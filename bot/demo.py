@@ -9,8 +9,16 @@ from typing import Any, TextIO
 import yaml
 from pydantic import TypeAdapter, ValidationError
 
-from agent import ConfigError, FanoutRecorder, MemoryRecorder, Recorder, ReplayBrain, ReplayScript, RunResult
-from agent.config import ToolEntry
+from agent import (
+    ConfigError,
+    FanoutRecorder,
+    MemoryRecorder,
+    Recorder,
+    ReplayBrain,
+    ReplayScript,
+    RunResult,
+    ToolEntry,
+)
 from bot.assembly import open_agent
 from bot.config_file import LoadedConfig, defaults_dir
 from bot.progress import ConsoleProgress
