@@ -87,9 +87,11 @@ class HttpTool:
         """Send the request; return the parsed JSON of a successful answer, raise `ToolError` for anything else."""
         try:
             args = self.validate(arguments)
-            return await self._call(args)
+            data = await self._call(args)
         except ToolError as error:
             raise self._scrub(error) from None
+        # An API may echo our headers in a successful body too: no secret reaches the model or the trace.
+        return self._redact(data) if self._secrets else data
 
     async def _call(self, args: dict[str, Any]) -> Any:
         method = self._entry.http.method

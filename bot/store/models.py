@@ -42,6 +42,8 @@ SOURCES = ("cli", "slack")
 VERDICT_KINDS = ("critique", "done_tick", "final_rejected", "plan", "review")
 ESCALATION_STATUSES = ("pending", "approved", "rejected", "expired")
 ERROR_LEVELS = ("L0", "L1", "L2", "L3", "L4")
+VERDICT_STAGES = ("in_step", "closing", "done", "critique", "grounding", "output")
+STATUSES = tuple(s.value for s in RunStatus)
 
 
 def _one_of(column: str, values: tuple[str, ...] | list[str], *, nullable: bool = False) -> str:
@@ -104,8 +106,10 @@ class Run(Base):
     llm_calls: Mapped[int] = mapped_column(default=0)
     tool_calls: Mapped[int] = mapped_column(default=0)
     retries: Mapped[int] = mapped_column(default=0)
+    llm_retries: Mapped[int] = mapped_column(default=0)
     critique_rounds: Mapped[int] = mapped_column(default=0)
     tokens: Mapped[int] = mapped_column(default=0)
+    trace_complete: Mapped[bool] = mapped_column(Boolean, default=True)  # false: some events could not be written
     brain: Mapped[str] = mapped_column(String(128), default="")
     replayed: Mapped[bool] = mapped_column(Boolean, default=False)
     config_hash: Mapped[str] = mapped_column(String(64), default="")
@@ -117,12 +121,14 @@ class Run(Base):
 
     __table_args__ = (
         CheckConstraint(_one_of("source", SOURCES), name="source"),
-        CheckConstraint(_one_of("status", [s.value for s in RunStatus]), name="status"),
+        CheckConstraint(_one_of("status", STATUSES), name="status"),
         CheckConstraint(
             _one_of("termination_reason", [r.value for r in TerminationReason], nullable=True),
             name="termination_reason",
         ),
-        CheckConstraint("steps >= 0 AND llm_calls >= 0 AND tool_calls >= 0 AND retries >= 0", name="counters"),
+        CheckConstraint(
+            "steps >= 0 AND llm_calls >= 0 AND tool_calls >= 0 AND retries >= 0 AND llm_retries >= 0", name="counters"
+        ),
         Index("ix_runs_created", "created_at", "id"),
         Index("ix_runs_status_created", "status", "created_at", "id"),
         Index("ix_runs_reason_created", "termination_reason", "created_at", "id"),
@@ -208,6 +214,7 @@ class Verdict(Base):
 
     __table_args__ = (
         CheckConstraint(_one_of("kind", VERDICT_KINDS), name="kind"),
+        CheckConstraint(_one_of("stage", VERDICT_STAGES, nullable=True), name="stage"),
         Index("ix_verdicts_run", "run_id", "id"),
     )
 
@@ -250,4 +257,8 @@ class AuditEvent(Base):
     to_status: Mapped[str | None] = mapped_column(String(24))
     detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
 
-    __table_args__ = (Index("ix_audit_events_run_at", "run_id", "at"),)
+    __table_args__ = (
+        CheckConstraint(_one_of("from_status", STATUSES, nullable=True), name="from_status"),
+        CheckConstraint(_one_of("to_status", STATUSES, nullable=True), name="to_status"),
+        Index("ix_audit_events_run_at", "run_id", "at"),
+    )

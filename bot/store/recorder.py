@@ -87,9 +87,37 @@ class StoreRecorder:
         self._origin = origin
         self._raw_cap = raw_cap_bytes
         self._timeout = write_timeout_s
+        self._broken: set[str] = set()  # runs whose trace could not be written whole
+        self._writes: set[asyncio.Task[None]] = set()
 
     async def record(self, event: TraceEvent) -> None:
-        async with asyncio.timeout(self._timeout), self._db.sessions() as session, session.begin():
+        """Write one event within `write_timeout_s`, whatever the database does.
+
+        After a failure the rest of that run is not written (each write would cost the run another
+        timeout), except its end: the run's final status is tried once more and marked `trace_complete=false`.
+        """
+        if event.run_id in self._broken and not isinstance(event, RunFinished):
+            return
+        write = asyncio.create_task(self._write_in_transaction(event))
+        self._writes.add(write)
+        write.add_done_callback(self._writes.discard)
+        # Not `asyncio.timeout`: cancelling a write to a hung server waits for the driver to close the
+        # connection (seconds); the cancelled write finishes on its own while the run goes on.
+        done, _ = await asyncio.wait({write}, timeout=self._timeout)
+        if not done:
+            write.cancel()
+            self._broken.add(event.run_id)
+            raise TimeoutError(f"the store did not answer within {self._timeout:g}s")
+        try:
+            write.result()
+        except Exception:
+            self._broken.add(event.run_id)
+            raise
+        if isinstance(event, RunFinished):
+            self._broken.discard(event.run_id)
+
+    async def _write_in_transaction(self, event: TraceEvent) -> None:
+        async with self._db.sessions() as session, session.begin():
             await self._write(session, event)
 
     async def _write(self, session: AsyncSession, event: TraceEvent) -> None:
@@ -238,6 +266,8 @@ class StoreRecorder:
                 llm_calls=result.llm_calls,
                 tool_calls=result.tool_calls,
                 retries=result.retries,
+                llm_retries=result.llm_retries,
+                trace_complete=result.run_id not in self._broken,
                 critique_rounds=result.critique_rounds,
                 tokens=result.tokens,
                 finished_at=event.at,

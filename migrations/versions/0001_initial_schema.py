@@ -84,8 +84,10 @@ def upgrade() -> None:
         sa.Column("llm_calls", sa.Integer(), nullable=False),
         sa.Column("tool_calls", sa.Integer(), nullable=False),
         sa.Column("retries", sa.Integer(), nullable=False),
+        sa.Column("llm_retries", sa.Integer(), nullable=False),
         sa.Column("critique_rounds", sa.Integer(), nullable=False),
         sa.Column("tokens", sa.Integer(), nullable=False),
+        sa.Column("trace_complete", sa.Boolean(), nullable=False),
         sa.Column("brain", sa.String(length=128), nullable=False),
         sa.Column("replayed", sa.Boolean(), nullable=False),
         sa.Column("config_hash", sa.String(length=64), nullable=False),
@@ -106,7 +108,8 @@ def upgrade() -> None:
             name=op.f("ck_runs_termination_reason"),
         ),
         sa.CheckConstraint(
-            "steps >= 0 AND llm_calls >= 0 AND tool_calls >= 0 AND retries >= 0", name=op.f("ck_runs_counters")
+            "steps >= 0 AND llm_calls >= 0 AND tool_calls >= 0 AND retries >= 0 AND llm_retries >= 0",
+            name=op.f("ck_runs_counters"),
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_runs")),
     )
@@ -127,6 +130,14 @@ def upgrade() -> None:
         sa.Column("to_status", sa.String(length=24), nullable=True),
         sa.Column(
             "detail", sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql"), nullable=False
+        ),
+        sa.CheckConstraint(
+            "from_status IS NULL OR from_status IN ('queued', 'running', 'solved', 'degraded', 'refused', 'awaiting_review', 'approved', 'rejected', 'expired')",
+            name=op.f("ck_audit_events_from_status"),
+        ),
+        sa.CheckConstraint(
+            "to_status IS NULL OR to_status IN ('queued', 'running', 'solved', 'degraded', 'refused', 'awaiting_review', 'approved', 'rejected', 'expired')",
+            name=op.f("ck_audit_events_to_status"),
         ),
         sa.ForeignKeyConstraint(["run_id"], ["runs.id"], name=op.f("fk_audit_events_run_id_runs"), ondelete="RESTRICT"),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_audit_events")),
@@ -242,6 +253,10 @@ def upgrade() -> None:
         sa.Column("decision", sa.String(length=16), nullable=True),
         sa.Column("reason", sa.Text(), nullable=True),
         sa.Column("at", sa.DateTime(timezone=True), nullable=False),
+        sa.CheckConstraint(
+            "stage IS NULL OR stage IN ('in_step', 'closing', 'done', 'critique', 'grounding', 'output')",
+            name=op.f("ck_verdicts_stage"),
+        ),
         sa.CheckConstraint(
             "kind IN ('critique', 'done_tick', 'final_rejected', 'plan', 'review')", name=op.f("ck_verdicts_kind")
         ),

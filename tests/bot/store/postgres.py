@@ -1,0 +1,56 @@
+"""The PostgreSQL the store tests run against (the machines run one on 127.0.0.1:5432), and databases made
+and dropped on it through the `postgres` database."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Awaitable, Callable
+
+import pytest
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
+
+from bot.store import DatabaseUnavailable, check_reachable, connect
+
+PG_HOST = "127.0.0.1"
+PG_PORT = 5432
+ADMIN_URL = f"postgresql+asyncpg://postgres@{PG_HOST}:{PG_PORT}/postgres"
+
+MakeDatabase = Callable[[], Awaitable[str]]
+
+
+def pg_url_of(name: str) -> str:
+    """The URL people would write (`postgresql://…`): normalising it to asyncpg is the store's job."""
+    return f"postgresql://postgres@{PG_HOST}:{PG_PORT}/{name}"
+
+
+def unique_name(kind: str) -> str:
+    return f"parley_test_{kind}_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+
+
+async def create_database(name: str) -> None:
+    admin = connect(ADMIN_URL)
+    problem = None
+    try:
+        await check_reachable(admin)
+    except DatabaseUnavailable as exc:
+        problem = str(exc)
+    finally:
+        await admin.aclose()
+    if problem is not None:  # an error of every PostgreSQL test, never a skip
+        pytest.fail(f"the store tests need PostgreSQL: {problem}", pytrace=False)
+    await _admin_sql(f'CREATE DATABASE "{name}"')
+
+
+async def drop_database(name: str) -> None:
+    await _admin_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # FORCE: a killed client's sessions too
+
+
+async def _admin_sql(statement: str) -> None:
+    engine = create_async_engine(ADMIN_URL, poolclass=NullPool, isolation_level="AUTOCOMMIT")
+    try:
+        async with engine.connect() as conn:
+            await conn.exec_driver_sql(statement)
+    finally:
+        await engine.dispose()

@@ -1,0 +1,207 @@
+"""The schema: models and migrations agree, migrations run both ways, and the database itself enforces the rules
+(check constraints on every closed vocabulary, an append-only audit log) whatever client writes to it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import CheckConstraint, inspect, text
+from sqlalchemy.exc import DBAPIError, IntegrityError
+
+from agent import RunStatus, TerminationReason
+from bot.store import Database, connect
+from bot.store.migrate import current_revision, downgrade, head_revision, upgrade
+from bot.store.models import AuditEvent, Base, EscalationRecord, Run, Step, ToolCallRecord, Verdict
+from tests.bot.store.postgres import MakeDatabase, pg_url_of
+from tests.bot.store.recording import fetch
+
+NOW = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
+STORE_TABLES = {table.name for table in Base.metadata.sorted_tables}
+TRIGGERS = {"postgresql": {"audit_events_append_only"}, "sqlite": {"audit_events_no_update", "audit_events_no_delete"}}
+
+
+def a_run(run_id: str = "run-1", **values) -> Run:
+    values = {"source": "cli", "asker": "cli:tester", "question": "q?", "status": "running", **values}
+    return Run(id=run_id, created_at=NOW, **values)
+
+
+async def seed(db: Database) -> None:
+    """One run with a row in every child table, written through the ORM as the recorder writes."""
+    async with db.sessions() as session, session.begin():
+        session.add(a_run())
+        await session.flush()
+        session.add_all(
+            [
+                Step(run_id="run-1", step=1, decision="tool_calls", at=NOW),
+                ToolCallRecord(
+                    run_id="run-1", step=1, tool_call_id="c1", tool="calculator", ok=True, observation="{}", at=NOW
+                ),
+                Verdict(run_id="run-1", step=1, kind="critique", at=NOW),
+                EscalationRecord(run_id="run-1", reason="policy_violation", level="L4", created_at=NOW),
+                AuditEvent(run_id="run-1", at=NOW, actor="engine", action="run_started", to_status="running"),
+            ]
+        )
+
+
+async def table_names(db: Database) -> set[str]:
+    async with db.engine.connect() as conn:
+        return set(await conn.run_sync(lambda sync: inspect(sync).get_table_names()))
+
+
+async def trigger_names(db: Database) -> set[str]:
+    if db.is_sqlite:
+        rows = await fetch(db, "SELECT name FROM sqlite_master WHERE type = 'trigger'")
+    else:
+        rows = await fetch(db, "SELECT tgname AS name FROM pg_trigger WHERE NOT tgisinternal")
+        rows += await fetch(db, "SELECT proname AS name FROM pg_proc WHERE proname = 'audit_events_append_only'")
+    return {row["name"] for row in rows}
+
+
+# --- models ⇔ migrations ------------------------------------------------------------------------------------
+
+
+async def test_schema_autogenerate_finds_no_difference_between_models_and_migrations(db: Database) -> None:
+    async with db.engine.connect() as conn:
+        diff = await conn.run_sync(
+            lambda sync: compare_metadata(MigrationContext.configure(sync, opts={"compare_type": True}), Base.metadata)
+        )
+
+    assert diff == []
+
+
+async def test_schema_has_every_check_constraint_and_trigger_autogenerate_cannot_see(db: Database) -> None:
+    expected = {
+        table.name: sorted(str(c.name) for c in table.constraints if isinstance(c, CheckConstraint))
+        for table in Base.metadata.sorted_tables
+    }
+    async with db.engine.connect() as conn:
+        found = await conn.run_sync(
+            lambda sync: {
+                name: sorted(c["name"] for c in inspect(sync).get_check_constraints(name)) for name in expected
+            }
+        )
+
+    assert found == expected
+    assert TRIGGERS["sqlite" if db.is_sqlite else "postgresql"] <= await trigger_names(db)
+
+
+@pytest.mark.parametrize("backend", ["postgresql", "sqlite"])
+async def test_schema_upgrade_downgrade_upgrade_round_trips(
+    backend: str, make_pg_database: MakeDatabase, tmp_path: Path
+) -> None:
+    url = pg_url_of(await make_pg_database()) if backend == "postgresql" else f"sqlite:///{tmp_path / 'trip.db'}"
+    db = connect(url)
+    try:
+        assert await current_revision(db) is None
+        await upgrade(db)
+        assert await current_revision(db) == head_revision()
+        assert await table_names(db) == STORE_TABLES | {"alembic_version"}
+
+        await downgrade(db, "base")
+        assert await current_revision(db) is None
+        assert await table_names(db) == {"alembic_version"}
+        assert await trigger_names(db) == set()  # the trigger function goes too
+
+        await upgrade(db)
+        assert await current_revision(db) == head_revision()
+        assert await table_names(db) == STORE_TABLES | {"alembic_version"}
+        await seed(db)  # the re-created schema takes a whole run, and the audit log is append-only again
+        with pytest.raises(DBAPIError, match="append-only"):
+            async with db.engine.begin() as conn:
+                await conn.execute(text("DELETE FROM audit_events"))
+    finally:
+        await db.aclose()
+
+
+# --- the database enforces the rules ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("statement", ["UPDATE audit_events SET actor = 'mallory'", "DELETE FROM audit_events"])
+async def test_audit_events_refuse_update_and_delete(db: Database, statement: str) -> None:
+    await seed(db)
+
+    verb = statement.split()[0]
+    with pytest.raises(DBAPIError, match=rf"audit_events is append-only \({verb} refused\)"):
+        async with db.engine.begin() as conn:
+            await conn.execute(text(statement))
+
+    [event] = await fetch(db, "SELECT actor, action FROM audit_events")
+    assert event == {"actor": "engine", "action": "run_started"}
+
+
+async def test_audit_events_keep_their_run_from_being_deleted(db: Database) -> None:
+    await seed(db)
+
+    with pytest.raises(IntegrityError):
+        async with db.engine.begin() as conn:
+            await conn.execute(text("DELETE FROM runs"))
+
+    assert len(await fetch(db, "SELECT id FROM runs")) == 1
+
+
+@pytest.mark.parametrize(
+    ("statement", "constraint"),
+    [
+        ("UPDATE runs SET status = 'bogus'", "ck_runs_status"),
+        ("UPDATE runs SET source = 'email'", "ck_runs_source"),
+        ("UPDATE runs SET termination_reason = 'bored'", "ck_runs_termination_reason"),
+        ("UPDATE runs SET steps = -1", "ck_runs_counters"),
+        ("UPDATE steps SET decision = 'dance'", "ck_steps_decision"),
+        ("UPDATE steps SET step = 0", "ck_steps_step_positive"),
+        ("UPDATE tool_calls SET error_level = 'L9', error_code = 'X'", "ck_tool_calls_error_level"),
+        ("UPDATE tool_calls SET ok = :no, error_code = NULL", "ck_tool_calls_failure_has_code"),
+        ("UPDATE verdicts SET kind = 'vibe'", "ck_verdicts_kind"),
+        ("UPDATE escalations SET status = 'maybe'", "ck_escalations_status"),
+        ("UPDATE escalations SET level = 'L5'", "ck_escalations_level"),
+    ],
+)
+async def test_check_constraints_refuse_values_outside_the_vocabulary(
+    db: Database, statement: str, constraint: str
+) -> None:
+    await seed(db)
+
+    with pytest.raises(IntegrityError, match=constraint):
+        async with db.engine.begin() as conn:
+            await conn.execute(text(statement), {"no": False} if ":no" in statement else {})
+
+
+async def test_check_constraints_refuse_a_bogus_status_from_the_orm(db: Database) -> None:
+    with pytest.raises(IntegrityError, match="ck_runs_status"):
+        async with db.sessions() as session, session.begin():
+            session.add(a_run(status="finished-ish"))
+
+    assert await fetch(db, "SELECT id FROM runs") == []
+
+
+async def test_check_constraints_accept_every_status_and_reason_the_engine_has(db: Database) -> None:
+    """The vocabularies in the migration are copies: a member added to the enums needs a migration too."""
+    async with db.sessions() as session, session.begin():
+        session.add_all(a_run(f"status-{status.value}", status=status.value) for status in RunStatus)
+        session.add_all(
+            a_run(f"reason-{reason.value}", status=reason.status.value, termination_reason=reason.value)
+            for reason in TerminationReason
+        )
+
+    assert len(await fetch(db, "SELECT id FROM runs")) == len(RunStatus) + len(TerminationReason)
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "INSERT INTO audit_events (run_id, at, actor, action, to_status, detail) "
+        "VALUES ('run-1', CURRENT_TIMESTAMP, 'engine', 'run_finished', 'finished-ish', '{}')",
+        "INSERT INTO verdicts (run_id, kind, stage, gaps, at) VALUES ('run-1', 'critique', 'whenever', '[]', "
+        "CURRENT_TIMESTAMP)",
+    ],
+    ids=["audit_events.to_status", "verdicts.stage"],
+)
+async def test_check_constraints_cover_every_closed_vocabulary(db: Database, statement: str) -> None:
+    await seed(db)
+
+    with pytest.raises(IntegrityError):
+        async with db.engine.begin() as conn:
+            await conn.execute(text(statement))
