@@ -28,7 +28,7 @@ from agent.errors import ConfigError, ErrorCode, InvalidQuestion, ToolError
 from agent.finalize import Source
 from agent.grading import ErrorLevel, GradingTable
 from agent.limits import Limits
-from agent.loop import Agent
+from agent.loop import Agent, check_question
 from agent.observation import Observation, ObservationError, normalise, plain_json, serialise
 from agent.recovery import RecoveryPolicy
 from agent.repeat import RepeatDetector
@@ -118,6 +118,7 @@ __all__ = [
     "TraceEvent",
     "Usage",
     "build_tools",
+    "check_question",
     "normalise",
     "plain_json",
     "serialise",

@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from functools import cached_property
 from typing import Any
 
 import jsonschema
@@ -40,8 +41,9 @@ class Source:
     def tag(self) -> str:
         return f"[{self.number}]"
 
-    @property
+    @cached_property
     def numbers(self) -> set[Decimal]:
+        # Cached: every draft answer is checked against every source, and payloads can be large.
         return numbers_in(json.dumps([self.arguments, self.data], ensure_ascii=False, default=str))
 
     def citation(self) -> Citation:

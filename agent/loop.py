@@ -23,6 +23,7 @@ from agent.done import Evidence, evidence_text, plan
 from agent.errors import ErrorCode, InvalidQuestion
 from agent.finalize import Source
 from agent.grading import ErrorLevel, GradingTable
+from agent.limits import Limits
 from agent.observation import Observation, failure, serialise, with_hint
 from agent.recovery import RecoveryPolicy
 from agent.repeat import CallOutcome, RepeatDetector
@@ -46,6 +47,16 @@ from agent.trace import (
 )
 
 log = logging.getLogger(__name__)
+
+
+def check_question(question: str, limits: Limits) -> str:
+    """The question as it will run (invalid UTF-8 replaced, trimmed), or InvalidQuestion saying why not."""
+    text = question.encode("utf-8", "replace").decode("utf-8").strip()
+    if not text:
+        raise InvalidQuestion("the question is empty")
+    if len(text) > limits.max_question_chars:
+        raise InvalidQuestion(f"the question is {len(text)} characters long; the limit is {limits.max_question_chars}")
+    return text
 
 
 class Agent:
@@ -86,13 +97,7 @@ class Agent:
 
     def check_question(self, question: str) -> str:
         """The question as it will run, or InvalidQuestion saying why it cannot."""
-        text = question.encode("utf-8", "replace").decode("utf-8").strip()
-        if not text:
-            raise InvalidQuestion("the question is empty")
-        limit = self.config.limits.max_question_chars
-        if len(text) > limit:
-            raise InvalidQuestion(f"the question is {len(text)} characters long; the limit is {limit}")
-        return text
+        return check_question(question, self.config.limits)
 
     async def run(
         self,

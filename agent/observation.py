@@ -18,6 +18,7 @@ from agent.errors import ErrorCode, ToolError
 from agent.grading import ErrorLevel, GradingTable
 
 DEFAULT_MAX_OBSERVATION_CHARS = 2000
+_SHRINK_LIMITS = (1, 2, 5, 10, 20, 50, 100, 200, 400)  # items per list, ×4 characters per string
 
 
 @dataclass(frozen=True)
@@ -186,14 +187,27 @@ def _cut(body: dict[str, Any], max_chars: int) -> dict[str, Any]:
     key = "data" if body.get("ok") else "error"
     original = body[key]
     full_size = len(_dumps(original))
-    for limit in (400, 200, 100, 50, 20, 10, 5, 2, 1):
+
+    def attempt(limit: int) -> dict[str, Any] | None:
         shrunk, notes = _shrink(original, limit)
         note = f"cut to fit the observation budget ({full_size} chars in full, kept in the trace): " + "; ".join(
             notes[:3]
         )
         candidate = {**body, key: shrunk, "_truncated": note}
-        if len(_dumps(candidate)) <= max_chars:
-            return candidate
+        return candidate if len(_dumps(candidate)) <= max_chars else None
+
+    # The kept size grows with the limit: binary-search the largest limit that fits (3-4 tries, not 9).
+    fitting: dict[str, Any] | None = None
+    low, high = 0, len(_SHRINK_LIMITS) - 1  # limits in ascending order
+    while low <= high:
+        middle = (low + high) // 2
+        candidate = attempt(_SHRINK_LIMITS[middle])
+        if candidate is None:
+            high = middle - 1
+        else:
+            fitting, low = candidate, middle + 1
+    if fitting is not None:
+        return fitting
     text = _dumps(original)
     room = max(0, max_chars - 200)
     return {

@@ -58,8 +58,9 @@ NEXT_STEPS: dict[TerminationReason, str] = {
     TerminationReason.IRRECOVERABLE_ERROR: "Ask an operator to check the tool's access rights or configuration.",
     TerminationReason.POLICY_VIOLATION: "A person will review this request.",
     TerminationReason.ALL_TOOLS_FAILED: "Try again once the services are back, or ask an operator.",
-    TerminationReason.LLM_UNAVAILABLE: "Try again in a few minutes; if it persists, ask an operator to check the "
-    "LLM settings.",
+    TerminationReason.LLM_UNAVAILABLE: "If the model was unreachable, try again in a few minutes; if it refused "
+    "the request (a rejected key, an unknown model), ask an operator to check PARLEY_LLM_BASE_URL, PARLEY_LLM_MODEL "
+    "and PARLEY_LLM_API_KEY.",
     TerminationReason.RUN_TIMEOUT: "Ask about fewer things at once, or try again later.",
     TerminationReason.CANCELLED: "Ask again if you still need the answer.",
 }

@@ -32,10 +32,17 @@ NO_LLM = (
 )
 
 
-def build_brain(settings: Settings, config: AgentConfig, *, replay: Path | None = None) -> Brain:
-    """The replay brain for a script, else the configured OpenAI-compatible endpoint."""
+def build_brain(
+    settings: Settings, config: AgentConfig, *, replay: Path | None = None, question: str | None = None
+) -> Brain:
+    """The replay brain for a script (which must record `question`, if it records one), else the LLM."""
     if replay is not None:
-        return ReplayBrain(ReplayScript.load(replay), name=f"replay:{replay.name}")
+        script = ReplayScript.load(replay)
+        if question is not None and not script.answers(question):
+            raise ConfigError(
+                f"the replay script {replay} records the answer to {script.question!r}, not this question"
+            )
+        return ReplayBrain(script, name=f"replay:{replay.name}")
     if not settings.llm_configured:
         raise ConfigError(NO_LLM)
     assert settings.llm_base_url and settings.llm_model
@@ -68,7 +75,10 @@ async def open_agent(
         config = config.model_copy(update={"tools": list(tools)})
     async with httpx.AsyncClient() as http:
         try:
-            built = build_tools(config.tools, env=settings.environ(), http=http, data_dir=loaded.data_dir)
+            try:
+                built = build_tools(config.tools, env=settings.environ(), http=http, data_dir=loaded.data_dir)
+            except ConfigError as exc:
+                raise ConfigError(f"{loaded.path}: {exc}") from None
             yield Agent(brain, built, config, recorder=recorder, config_hash=loaded.hash)
         finally:
             await brain.aclose()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agent import ConfigError, FanoutRecorder, InvalidQuestion
+from agent import ConfigError, FanoutRecorder, InvalidQuestion, check_question
 from bot.assembly import build_brain, open_agent
 from bot.config_file import LoadedConfig, load_config
 from bot.demo import run_demos
@@ -71,7 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_CONFIG
     except ValidationError as exc:
         first = exc.errors()[0]
-        print(f"parley: configuration error: {first['msg']}", file=sys.stderr)
+        message = str(first["msg"]).removeprefix("Value error, ")
+        print(f"parley: configuration error: {message}", file=sys.stderr)
         return EXIT_CONFIG
     except KeyboardInterrupt:
         print("parley: interrupted", file=sys.stderr)
@@ -97,14 +98,14 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _ask(args: argparse.Namespace, settings: Settings, loaded: LoadedConfig) -> int:
-    brain = build_brain(settings, loaded.agent, replay=args.replay)
+    check_question(args.question, loaded.agent.limits)
+    brain = build_brain(settings, loaded.agent, replay=args.replay, question=args.question)
     db = await open_store(settings.database_url)
     try:
         recorders = [StoreRecorder(db, RunOrigin("cli", settings.cli_user()))]
         if not args.quiet:
             recorders.append(ConsoleProgress(sys.stderr))
         async with open_agent(settings, loaded, brain, recorder=FanoutRecorder(*recorders)) as agent:
-            agent.check_question(args.question)
             result = await agent.run(args.question)
     finally:
         await db.aclose()

@@ -55,11 +55,17 @@ class ConsoleProgress:
                 return f"      ✗ final answer not accepted ({event.by}): {_short('; '.join(event.gaps))}"
             case RunFinished():
                 r = event.result
-                return (
-                    f"■ {r.status.value} ({r.termination_reason.value}) · {r.steps} steps · {r.llm_calls} LLM calls · "
-                    f"{r.tool_calls} tool calls · {r.retries} retries · {r.critique_rounds} critique rounds · "
-                    f"{r.duration_ms} ms"
+                counts = ", ".join(
+                    _count(n, word)
+                    for n, word in (
+                        (r.steps, "step"),
+                        (r.llm_calls, "LLM call"),
+                        (r.tool_calls, "tool call"),
+                        (r.retries, "retry"),
+                        (r.critique_rounds, "critique round"),
+                    )
                 )
+                return f"■ {r.status.value} ({r.termination_reason.value}) · {counts} · {r.duration_ms} ms"
         return None
 
 
@@ -82,6 +88,11 @@ def _outcome(event: ToolCallFinished) -> str:
         return f"✓ {event.tool} {body.get('cite', '')} {_short(json.dumps(body.get('data'), ensure_ascii=False))}"
     body = json.loads(event.observation).get("error", {})
     return f"✗ {event.tool} {event.code} ({event.level}){retries}: {_short(body.get('message', ''))}"
+
+
+def _count(n: int, word: str) -> str:
+    plural = word[:-1] + "ies" if word.endswith("y") else word + "s"
+    return f"{n} {word if n == 1 else plural}"
 
 
 def _args(arguments: Any) -> str:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agent.brains.base import (
     Completion,
@@ -71,6 +71,7 @@ class RecordedDecision(BaseModel):
 class ReplayScript(BaseModel):
     model_config = ConfigDict(frozen=True, extra="allow")
 
+    question: str | None = None  # the question the decisions answer, when the script records it
     decisions: list[RecordedDecision] = Field(min_length=1)
     plan: list[dict[str, Any]] | None = None
     critiques: list[dict[str, Any]] = Field(default_factory=list)
@@ -80,8 +81,17 @@ class ReplayScript(BaseModel):
     def load(cls, path: Path) -> ReplayScript:
         try:
             return cls.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "the script"
+            raise ConfigError(f"replay script {path}: {where}: {first['msg']}") from None
         except (OSError, yaml.YAMLError, ValueError) as exc:
-            raise ConfigError(f"cannot read replay script {path}: {exc}") from None
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise ConfigError(f"cannot read replay script {path}: {reason}") from None
+
+    def answers(self, question: str) -> bool:
+        """A script plays back the decisions for its own question; any question if it records none."""
+        return self.question is None or " ".join(self.question.split()) == " ".join(question.split())
 
 
 class ReplayBrain:
