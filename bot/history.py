@@ -60,7 +60,10 @@ def parse_since(text: str | None, *, now: datetime | None = None) -> datetime | 
     relative = _RELATIVE.match(text)
     if relative:
         amount, unit = relative.groups()
-        return (now or datetime.now(UTC)) - timedelta(**{_UNITS[unit]: int(amount)})
+        try:
+            return (now or datetime.now(UTC)) - timedelta(**{_UNITS[unit]: int(amount)})
+        except OverflowError:
+            raise ConfigError(f"--since {text!r} reaches back before any date") from None
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -92,14 +95,20 @@ async def run_runs_command(args: argparse.Namespace, db: Database, out: TextIO) 
         else:
             out.write(render_trace(trace))
         return 0
-    target = args.output.open("w", encoding="utf-8", newline="") if args.output else out
+    filters = _filters(args)  # a refused filter must leave an existing --output alone
+    if not args.output:
+        await export_runs(db, filters, args.format, out)
+        return 0
+    # Written beside the target and moved over it at the end: a failed export never leaves half a file.
+    partial = args.output.with_name(args.output.name + ".partial")
     try:
-        count = await export_runs(db, _filters(args), args.format, target)
-    finally:
-        if args.output:
-            target.close()
-    if args.output:
-        print(f"exported {count} runs to {args.output}")
+        with partial.open("w", encoding="utf-8", newline="") as target:
+            count = await export_runs(db, filters, args.format, target)
+        partial.replace(args.output)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise ConfigError(f"cannot write --output {args.output}: {exc.strerror or exc}") from None
+    print(f"exported {count} run{'' if count == 1 else 's'} to {args.output}")
     return 0
 
 
@@ -207,9 +216,9 @@ def render_trace(trace: RunTrace) -> str:
         lines.extend(
             f"  {c['marker']} {c['tool']}({json.dumps(c['arguments'], ensure_ascii=False)})" for c in run.citations
         )
-    if run.completed:
+    if run.completed and not run.degraded:  # a degraded answer already lists both
         lines.append("Completed: " + "; ".join(run.completed))
-    if run.missing:
+    if run.missing and not run.degraded:
         lines.append("Missing: " + "; ".join(run.missing))
     for esc in trace.escalations:
         lines.append(f"Escalation ({esc.status}): {esc.reason} {esc.level} — {esc.message}")

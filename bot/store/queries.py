@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import base64
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from sqlalchemy import Select, select, tuple_
-from sqlalchemy.orm import load_only
+from sqlalchemy import Select, select, tuple_, union_all
 
 from agent import ConfigError
 from bot.store.database import Database
@@ -69,20 +68,40 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
 
 
 def list_statement(filters: RunFilter, *, limit: int, cursor: str | None = None) -> Select:
-    """Newest first; the (status|reason|asker, created_at, id) indexes serve it at any depth."""
-    stmt = filters.apply(select(Run).options(load_only(*LIST_COLUMNS)))
+    """The list's columns, newest first; the (status|reason|asker, created_at, id) indexes serve it at any depth.
+
+    Several statuses or reasons become one ordered, limited branch per value, merged (UNION ALL): an `IN (…)`
+    list cannot be read from the index in time order, so the database would scan and filter instead.
+    """
+    after_cursor = None
     if cursor:
         created_at, run_id = decode_cursor(cursor)
-        stmt = stmt.where(tuple_(Run.created_at, Run.id) < tuple_(created_at, run_id))
-    return stmt.order_by(Run.created_at.desc(), Run.id.desc()).limit(limit + 1)
+        after_cursor = tuple_(Run.created_at, Run.id) < tuple_(created_at, run_id)
+
+    def page(of: RunFilter) -> Select:
+        stmt = of.apply(select(*LIST_COLUMNS))
+        if after_cursor is not None:
+            stmt = stmt.where(after_cursor)
+        return stmt.order_by(Run.created_at.desc(), Run.id.desc()).limit(limit + 1)
+
+    combos = [
+        replace(filters, statuses=[status] if status else (), reasons=[reason] if reason else ())
+        for status in (filters.statuses or [None])
+        for reason in (filters.reasons or [None])
+    ]
+    if len(combos) == 1:
+        return page(filters)
+    branches = [page(combo).subquery() for combo in combos]
+    merged = union_all(*(select(*branch.c) for branch in branches)).subquery()
+    return select(*merged.c).order_by(merged.c.created_at.desc(), merged.c.id.desc()).limit(limit + 1)
 
 
 async def list_runs(db: Database, filters: RunFilter, *, limit: int = 50, cursor: str | None = None) -> Page:
     async with db.sessions() as session:
-        runs = list((await session.scalars(list_statement(filters, limit=limit, cursor=cursor))).all())
-    more = len(runs) > limit
-    runs = runs[:limit]
-    return Page(runs, encode_cursor(runs[-1]) if more and runs else None)
+        rows = (await session.execute(list_statement(filters, limit=limit, cursor=cursor))).all()
+    # Detached rows holding only the list's columns: what the list shows, nothing loaded behind it.
+    runs = [Run(**row._mapping) for row in rows[:limit]]
+    return Page(runs, encode_cursor(runs[-1]) if len(rows) > limit and runs else None)
 
 
 async def iter_runs(db: Database, filters: RunFilter, *, batch: int = 500) -> AsyncIterator[Run]:
@@ -123,7 +142,10 @@ async def resolve_run_id(db: Database, wanted: str) -> str:
             return wanted
         if len(wanted) < MIN_PREFIX:
             raise ConfigError(f"no run {wanted!r} (give the whole id or at least {MIN_PREFIX} characters)")
-        found = list((await session.scalars(select(Run.id).where(Run.id.startswith(wanted)).limit(2))).all())
+        # A range, not LIKE: the primary key serves it under any collation, and `%` or `_` mean themselves.
+        after = wanted[:-1] + chr(ord(wanted[-1]) + 1)
+        in_range = (Run.id >= wanted) & (Run.id < after)
+        found = list((await session.scalars(select(Run.id).where(in_range).limit(2))).all())
     if not found:
         raise ConfigError(f"no run {wanted!r}")
     if len(found) > 1:

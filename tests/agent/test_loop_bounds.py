@@ -232,7 +232,7 @@ async def test_bound_replay_script_running_out_is_llm_unavailable():
     result = await agent.run(QUESTION)
 
     assert result.termination_reason is TerminationReason.LLM_UNAVAILABLE
-    assert "Try again in a few minutes" in result.answer
+    assert "try again in a few minutes" in result.answer
 
 
 async def test_bound_cancellation_is_recorded_and_reraised():

@@ -21,7 +21,7 @@ from tests.bot.store.recording import fetch, poll, record
 EXIT_CONFIG = 2
 PASSWORD = "s3cret-pw"
 DOWN_URL = f"postgresql://parley:{PASSWORD}@127.0.0.1:1/parley"  # port 1: nothing listens, refused at once
-ASK_DEMO_A = ("ask", "q", "--replay", str(DEMO_A))
+ASK_DEMO_A = ("ask", ZEPHYR, "--replay", str(DEMO_A))
 SLOW_WEATHER_CONFIG = """\
 done: {planner: rules}
 critique: {llm: false}
