@@ -19,6 +19,8 @@ from bot.history import add_runs_commands, run_runs_command
 from bot.progress import ConsoleProgress
 from bot.render import render_result
 from bot.settings import Settings
+from bot.slack.app import SlackBot
+from bot.slack.serving import serve_http, serve_socket_mode
 from bot.store import (
     DatabaseUnavailable,
     RunOrigin,
@@ -47,6 +49,11 @@ def _parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="replay the seeds' demos through the real tools and checks")
     demo.add_argument("--config", type=Path)
+
+    serve = sub.add_parser("serve", help="run the Slack bot (HTTP on --port, or Socket Mode with SLACK_APP_TOKEN)")
+    serve.add_argument("--port", type=int, help="HTTP port (default: PORT or 3000)")
+    serve.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
+    serve.add_argument("--config", type=Path)
 
     db = sub.add_parser("db", help="the database schema")
     db_sub = db.add_subparsers(dest="db_command", required=True)
@@ -94,6 +101,8 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     loaded = load_config(args.config or settings.config)
     if args.command == "ask":
         return await _ask(args, settings, loaded)
+    if args.command == "serve":
+        return await _serve(args, settings, loaded)
     return await _demo(settings, loaded)
 
 
@@ -110,6 +119,24 @@ async def _ask(args: argparse.Namespace, settings: Settings, loaded: LoadedConfi
     finally:
         await db.aclose()
     print(result.model_dump_json(indent=2) if args.json else render_result(result))
+    return EXIT_OK
+
+
+async def _serve(args: argparse.Namespace, settings: Settings, loaded: LoadedConfig) -> int:
+    problems = settings.slack_problems()
+    if problems:
+        raise ConfigError("cannot start the Slack bot: " + "; ".join(problems))
+    brain = build_brain(settings, loaded.agent)
+    db = await open_store(settings.database_url)
+    try:
+        async with open_agent(settings, loaded, brain) as agent:
+            bot = SlackBot(settings, db, agent, llm_url=settings.llm_base_url)
+            if settings.slack_app_token is not None:
+                await serve_socket_mode(bot, settings.slack_app_token.get_secret_value())
+            else:
+                await serve_http(bot, host=args.host, port=args.port or settings.port)
+    finally:
+        await db.aclose()
     return EXIT_OK
 
 

@@ -15,13 +15,20 @@ PLACEHOLDER_SECRETS = {"changeme", "change-me", "xxx", "your-api-key", "sk-...",
 class Settings(BaseSettings):
     """`PARLEY_*` variables (DESIGN.md). Secrets are `SecretStr`: they never print."""
 
-    model_config = SettingsConfigDict(env_prefix="PARLEY_", extra="ignore", frozen=True)
+    model_config = SettingsConfigDict(env_prefix="PARLEY_", extra="ignore", frozen=True, populate_by_name=True)
 
     config: Path | None = Field(None, description="YAML configuration file (default config/parley.yaml)")
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key: SecretStr | None = None
     database_url: str | None = Field(None, description="default: a SQLite file in the user's data directory")
+    slack_api_url: str | None = Field(None, description="the Slack Web API base URL (tests point it at a fake)")
+    workers: int = Field(4, ge=1, le=64, description="agent runs at once in `parley serve`")
+    # Slack's own names, without our prefix.
+    slack_bot_token: SecretStr | None = Field(None, validation_alias="SLACK_BOT_TOKEN")
+    slack_signing_secret: SecretStr | None = Field(None, validation_alias="SLACK_SIGNING_SECRET")
+    slack_app_token: SecretStr | None = Field(None, validation_alias="SLACK_APP_TOKEN")
+    port: int = Field(3000, ge=1, le=65535, validation_alias="PORT")
 
     @field_validator("llm_base_url")
     @classmethod
@@ -44,6 +51,28 @@ class Settings(BaseSettings):
         if value is not None and value.get_secret_value().strip().lower() in PLACEHOLDER_SECRETS:
             raise ValueError("PARLEY_LLM_API_KEY is a placeholder; set the real key or unset it")
         return value
+
+    @field_validator("slack_bot_token", "slack_signing_secret", "slack_app_token")
+    @classmethod
+    def _blank_secret_is_unset(cls, value: SecretStr | None) -> SecretStr | None:
+        return value if value is not None and value.get_secret_value().strip() else None
+
+    def slack_problems(self) -> list[str]:
+        """What keeps `parley serve` from starting, one phrase each (empty when it can start)."""
+        problems = []
+        bot = self.slack_bot_token.get_secret_value() if self.slack_bot_token else ""
+        if not bot:
+            problems.append("set SLACK_BOT_TOKEN (xoxb-…)")
+        elif not bot.startswith("xoxb-"):
+            problems.append("SLACK_BOT_TOKEN must be a bot token starting with xoxb-")
+        if self.slack_app_token is not None:
+            if not self.slack_app_token.get_secret_value().startswith("xapp-"):
+                problems.append("SLACK_APP_TOKEN must be an app-level token starting with xapp-")
+        elif self.slack_signing_secret is None:
+            problems.append("set SLACK_SIGNING_SECRET (or SLACK_APP_TOKEN for Socket Mode)")
+        if self.slack_api_url and not self.slack_api_url.startswith(("http://", "https://")):
+            problems.append("PARLEY_SLACK_API_URL must start with http:// or https://")
+        return problems
 
     @property
     def llm_configured(self) -> bool:

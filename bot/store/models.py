@@ -90,7 +90,9 @@ class Run(Base):
     source: Mapped[str] = mapped_column(String(16))
     workspace_id: Mapped[str | None] = mapped_column(String(32))
     channel_id: Mapped[str | None] = mapped_column(String(32))
-    thread_ts: Mapped[str | None] = mapped_column(String(32))
+    thread_ts: Mapped[str | None] = mapped_column(String(32))  # the conversation: a Slack thread's root
+    trigger_ts: Mapped[str | None] = mapped_column(String(32))  # the Slack message that asked (exactly once)
+    reply_ts: Mapped[str | None] = mapped_column(String(32))  # Parley's message in the thread, updated live
     asker: Mapped[str] = mapped_column(String(128))
     question: Mapped[str] = mapped_column(Text)
     status: Mapped[str] = mapped_column(String(24))
@@ -133,6 +135,9 @@ class Run(Base):
         Index("ix_runs_status_created", "status", "created_at", "id"),
         Index("ix_runs_reason_created", "termination_reason", "created_at", "id"),
         Index("ix_runs_asker_created", "asker", "created_at", "id"),
+        Index("ix_runs_thread", "workspace_id", "channel_id", "thread_ts", "created_at"),
+        # One run per Slack message, whatever Slack redelivers (retries, app_mention + message pairs).
+        UniqueConstraint("workspace_id", "channel_id", "trigger_ts", name="uq_runs_slack_trigger"),
     )
 
 

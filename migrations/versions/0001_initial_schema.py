@@ -57,6 +57,8 @@ def upgrade() -> None:
         sa.Column("workspace_id", sa.String(length=32), nullable=True),
         sa.Column("channel_id", sa.String(length=32), nullable=True),
         sa.Column("thread_ts", sa.String(length=32), nullable=True),
+        sa.Column("trigger_ts", sa.String(length=32), nullable=True),
+        sa.Column("reply_ts", sa.String(length=32), nullable=True),
         sa.Column("asker", sa.String(length=128), nullable=False),
         sa.Column("question", sa.Text(), nullable=False),
         sa.Column("status", sa.String(length=24), nullable=False),
@@ -112,12 +114,14 @@ def upgrade() -> None:
             name=op.f("ck_runs_counters"),
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_runs")),
+        sa.UniqueConstraint("workspace_id", "channel_id", "trigger_ts", name="uq_runs_slack_trigger"),
     )
     with op.batch_alter_table("runs", schema=None) as batch_op:
         batch_op.create_index("ix_runs_asker_created", ["asker", "created_at", "id"], unique=False)
         batch_op.create_index("ix_runs_created", ["created_at", "id"], unique=False)
         batch_op.create_index("ix_runs_reason_created", ["termination_reason", "created_at", "id"], unique=False)
         batch_op.create_index("ix_runs_status_created", ["status", "created_at", "id"], unique=False)
+        batch_op.create_index("ix_runs_thread", ["workspace_id", "channel_id", "thread_ts", "created_at"], unique=False)
 
     op.create_table(
         "audit_events",
@@ -291,6 +295,7 @@ def downgrade() -> None:
     op.drop_table("audit_events")
     with op.batch_alter_table("runs", schema=None) as batch_op:
         batch_op.drop_index("ix_runs_status_created")
+        batch_op.drop_index("ix_runs_thread")
         batch_op.drop_index("ix_runs_reason_created")
         batch_op.drop_index("ix_runs_created")
         batch_op.drop_index("ix_runs_asker_created")

@@ -1,0 +1,1 @@
+"""Parley in Slack: intake, workers, live progress and answers."""

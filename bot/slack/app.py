@@ -1,0 +1,187 @@
+"""SlackBot: bolt's async app, our listeners, and the ASGI entry (`/slack/events`, `/healthz`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import httpx
+from slack_bolt.adapter.asgi.async_handler import AsyncSlackRequestHandler
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+    AsyncServerErrorRetryHandler,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+from sqlalchemy.exc import SQLAlchemyError
+
+from agent import Agent, InvalidQuestion
+from bot.settings import Settings
+from bot.slack.events import Candidate, Ignored, read
+from bot.slack.reply import DEFAULT_MIN_INTERVAL_S
+from bot.slack.workers import RunQueue
+from bot.store import Database, DatabaseUnavailable, check_reachable
+from bot.store.conversations import enqueue, thread_is_ours
+
+log = logging.getLogger(__name__)
+
+EVENTS_PATH = "/slack/events"
+HEALTH_PATH = "/healthz"
+STORE_DOWN_AT_INTAKE = "I could not take your question: my database is unavailable. Please ask again in a minute."
+SLACK_RETRIES = 3
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+def slack_client(settings: Settings) -> AsyncWebClient:
+    """The Web API client: 429s wait for Retry-After, brief outages are retried (slack_sdk's handlers)."""
+    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
+    client = AsyncWebClient(token=token, base_url=_api_url(settings.slack_api_url))
+    client.retry_handlers.extend(
+        [
+            AsyncRateLimitErrorRetryHandler(max_retry_count=SLACK_RETRIES),
+            AsyncServerErrorRetryHandler(max_retry_count=SLACK_RETRIES),
+        ]
+    )
+    if not any(isinstance(h, AsyncConnectionErrorRetryHandler) for h in client.retry_handlers):
+        client.retry_handlers.append(AsyncConnectionErrorRetryHandler(max_retry_count=SLACK_RETRIES))
+    return client
+
+
+def _api_url(url: str | None) -> str:
+    if not url:
+        return AsyncWebClient.BASE_URL
+    return url if url.endswith("/") else url + "/"
+
+
+class SlackBot:
+    """One Slack app: intake in the listeners (fast), the agent in Parley's own worker pool."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        db: Database,
+        agent: Agent,
+        *,
+        client: AsyncWebClient | None = None,
+        llm_url: str | None = None,
+        update_interval_s: float = DEFAULT_MIN_INTERVAL_S,
+    ) -> None:
+        self._db = db
+        self._agent = agent
+        self._llm_url = llm_url
+        self.client = client or slack_client(settings)
+        secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None
+        self.app = AsyncApp(
+            client=self.client,
+            signing_secret=secret,
+            request_verification_enabled=secret is not None,
+            raise_error_for_unhandled_request=False,
+        )
+        self.queue = RunQueue(db, agent, self.client, size=settings.workers, min_interval_s=update_interval_s)
+        self._handler = AsyncSlackRequestHandler(self.app, path=EVENTS_PATH)
+        self._background: set[asyncio.Task[None]] = set()
+        self.app.event("app_mention")(self._on_message)
+        self.app.event("message")(self._on_message)
+        self.app.event(re.compile(".*"))(self._on_other_event)  # acknowledged, nothing to do
+
+    async def start(self) -> None:
+        self.queue.start()
+
+    async def stop(self) -> None:
+        await self.queue.stop()
+
+    async def _on_message(self, body: dict[str, Any], context: Any) -> None:
+        """The listener: decide, record, hand over. Nothing slow happens here (Slack's 3-second rule)."""
+        found = read(body, context.get("bot_user_id"))
+        if isinstance(found, Ignored):
+            log.debug("ignored event %s: %s", body.get("event_id"), found.reason)
+            return
+        await self.take(found)
+
+    async def take(self, candidate: Candidate) -> str | None:
+        ask = candidate.ask
+        try:
+            self._agent.check_question(ask.question)
+            if candidate.kind == "thread_reply" and not await thread_is_ours(
+                self._db, ask.workspace_id, ask.channel_id, ask.thread_ts
+            ):
+                return None
+            run_id = await enqueue(self._db, ask)
+        except InvalidQuestion as exc:
+            self._in_background(self.queue.tell(ask, f"I can't take this question: {exc}."))
+            return None
+        except (SQLAlchemyError, OSError) as exc:
+            log.error("intake failed, the store is unavailable: %s", " ".join(str(exc).split())[:300])
+            self._in_background(self.queue.tell(ask, STORE_DOWN_AT_INTAKE))
+            return None
+        if run_id is None:
+            log.info("message %s in %s already has a run (a redelivery)", ask.trigger_ts, ask.channel_id)
+            return None
+        self.queue.submit(run_id, ask)
+        return run_id
+
+    async def _on_other_event(self, body: dict[str, Any]) -> None:
+        event = body.get("event") if isinstance(body, dict) else None
+        log.debug("acknowledged an event Parley does not use: %s", (event or {}).get("type"))
+
+    def _in_background(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def health(self) -> tuple[int, dict[str, str]]:
+        """Database and LLM reachability; 503 when the database cannot be reached."""
+        report: dict[str, str] = {}
+        try:
+            await check_reachable(self._db)
+            report["database"] = "ok"
+        except DatabaseUnavailable as exc:
+            report["database"] = f"unreachable: {exc}"
+        report["llm"] = await _llm_reachability(self._llm_url)
+        report["queue"] = f"{self.queue.busy} running, {self.queue.waiting} waiting"
+        return (200 if report["database"] == "ok" else 503), report
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """ASGI: the health check here, everything else to bolt; lifespan starts and stops the workers."""
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] == "http" and scope["path"] == HEALTH_PATH and scope["method"] == "GET":
+            status, report = await self.health()
+            body = json.dumps(report).encode()
+            await send(
+                {"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]}
+            )
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self._handler(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await self.start()
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.stop()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+async def _llm_reachability(base_url: str | None) -> str:
+    if not base_url:
+        return "not configured (replay or none)"
+    try:
+        async with httpx.AsyncClient(timeout=2.0) as http:
+            response = await http.get(base_url.rstrip("/") + "/models")
+    except httpx.HTTPError as exc:
+        return f"unreachable: {type(exc).__name__}"
+    return "ok" if response.status_code < 500 else f"answering HTTP {response.status_code}"

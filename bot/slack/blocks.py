@@ -1,0 +1,270 @@
+"""Block Kit rendering of what people see in a Slack thread: answers, partial answers, refusals, progress.
+
+Pure functions, no I/O. Every piece of user or tool text goes through `escape`, and nothing is ever cut to
+fit Slack's limits: long text is split into more sections, and past a message's limits into more messages.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agent import REPLAY_NOTICE, Citation, RunResult, RunStatus
+
+# What people read, in one place.
+PARTIAL_HEADER = "⚠️ Partial answer"
+REFUSED_HEADER = "⛔ I can't do this"
+REVIEW_NOTE = "A person will review this request."
+WHY = "Why"
+FOUND = "What I found"
+DONE = "Done"
+MISSING = "Missing"
+NEXT_STEPS = "What you can do"
+SOURCES = "Sources"
+FOOTNOTE = "{marker} {tool}({arguments}) · step {step}"
+EMPTY_ANSWER = "_(The answer was empty.)_"
+NO_REASON = "This request is not allowed."
+STATUS_LINE = "{emoji} {status} · {steps} · run `{run}`"
+STATUS_REASON_LINE = "{emoji} {status} · {reason} · {steps} · run `{run}`"
+STATUS_EMOJI = {RunStatus.SOLVED: "✅", RunStatus.REFUSED: "⛔"}
+OTHER_STATUS_EMOJI = "⚠️"
+WORKING = "⏳ Working on it…"
+QUEUED_NEXT = "🕒 Queued — you're next"
+QUEUED_BEHIND = "🕒 Queued — {count} ahead of you"
+QUEUED_NOTE = "I'll start as soon as a worker is free; this message will show the progress."
+QUESTION = "❓ {question}"
+FOLDED = "… {count} folded"
+FAILURE = "⚠️ I couldn't answer this: {problem}"
+FAILURE_RUN = "If you tell an operator, mention run `{run}`."
+
+# Block Kit limits (https://docs.slack.dev/reference/block-kit/blocks).
+SECTION_CHARS = 3000
+CONTEXT_CHARS = 2000
+HEADER_CHARS = 150
+MESSAGE_BLOCKS = 50
+# Undocumented: chat.postMessage answers msg_blocks_too_long from about 12,000 characters of block text
+# in total (slackapi/bolt-js#2509, #2867), far below 50 full sections; stay well clear of it.
+MESSAGE_CHARS = 8000
+TEXT_CHARS = 4000  # the plain-text fallback (notifications, screen readers)
+RUN_ID_CHARS = 12
+PROGRESS_LINES = 15
+PROGRESS_LINE_CHARS = 200
+PROGRESS_QUESTION_CHARS = 300
+PROBLEM_CHARS = 500
+
+ProgressState = Literal["queued", "working"]
+
+_ZWJ = "\u200d"
+_BROADCAST = re.compile(r"@(?=channel|here|everyone)", re.IGNORECASE)
+# Where long text may be split, best first: paragraph, line, sentence, word (anything else is a hard cut).
+_BOUNDARIES = (
+    re.compile(r"\n[ \t]*\n"),
+    re.compile(r"\n"),
+    re.compile(r"[.!?;:]\s|[。！？；]"),
+    re.compile(r"\s"),
+)
+_ENTITY = re.compile(r"&[a-z]{0,3}$")
+
+
+@dataclass(frozen=True)
+class SlackMessage:
+    """One message to post (or to update in place): plain-text fallback and Block Kit blocks."""
+
+    text: str
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+
+
+def escape(text: str) -> str:
+    """Text from a person or a tool, made inert for mrkdwn: no links, mentions or broadcasts can come from it."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _BROADCAST.sub("@" + _ZWJ, text)
+
+
+def answer_messages(result: RunResult) -> list[SlackMessage]:
+    """A finished run as one or more messages: a cited answer, an honest partial answer, or a refusal."""
+    if result.status is RunStatus.SOLVED:
+        body = _sections(escape(result.answer) if result.answer.strip() else EMPTY_ANSWER)
+        blocks = [*body, *_sources(result.citations), _status_line(result)]
+    elif result.status is RunStatus.REFUSED:
+        reason = result.escalation.message if result.escalation else (result.answer or NO_REASON)
+        blocks = [_header(REFUSED_HEADER), *_sections(escape(reason)), *_sections(REVIEW_NOTE), _status_line(result)]
+    else:
+        blocks = [_header(PARTIAL_HEADER), *_partial(result), *_sources(result.citations), _status_line(result)]
+    return _pack(blocks)
+
+
+def progress_blocks(question: str, lines: Sequence[str], *, state: ProgressState, ahead: int = 0) -> SlackMessage:
+    """The live progress placeholder: where the run stands and its latest steps (earlier ones folded)."""
+    headline = _queued(ahead) if state == "queued" else WORKING
+    blocks = [
+        _section(headline),
+        *_contexts(QUESTION.format(question=escape(_short(question, PROGRESS_QUESTION_CHARS)))),
+    ]
+    shown = [escape(_short(line, PROGRESS_LINE_CHARS)) for line in lines[-PROGRESS_LINES:]]
+    while len("\n".join(shown)) > SECTION_CHARS:
+        shown.pop(0)
+    if folded := len(lines) - len(shown):
+        blocks.extend(_contexts(FOLDED.format(count=_count(folded, "earlier line"))))
+    if shown:
+        blocks.append(_section("\n".join(shown)))
+    return SlackMessage(text=headline, blocks=blocks)
+
+
+def failure_message(problem: str, run_id: str | None) -> SlackMessage:
+    """Parley itself failed (LLM, database, a bug): say so calmly; `problem` is a sentence, never a traceback."""
+    first_line = next((line.strip() for line in problem.splitlines() if line.strip()), "")
+    sentence = _short(first_line, PROBLEM_CHARS).rstrip(".") + "."
+    blocks = [_section(FAILURE.format(problem=escape(sentence)))]
+    if run_id:
+        blocks.extend(_contexts(FAILURE_RUN.format(run=escape(run_id[:RUN_ID_CHARS]))))
+    return SlackMessage(text=_fallback(blocks), blocks=blocks)
+
+
+def queued_message(position: int) -> SlackMessage:
+    """The placeholder of a run waiting for a worker; `position` is how many runs are ahead of it."""
+    headline = _queued(position)
+    return SlackMessage(text=headline, blocks=[_section(headline), *_contexts(QUEUED_NOTE)])
+
+
+def _partial(result: RunResult) -> list[dict[str, Any]]:
+    degraded = result.degraded
+    explanation = degraded.explanation if degraded else result.answer
+    parts = [
+        f"*{WHY}*\n{escape(explanation)}",
+        _bullets(FOUND, degraded.known_facts if degraded else []),
+        _bullets(DONE, result.completed),
+        _bullets(MISSING, result.missing),
+        _bullets(NEXT_STEPS, degraded.next_steps if degraded else []),
+    ]
+    return [block for part in parts if part for block in _sections(part)]
+
+
+def _bullets(title: str, items: Sequence[str]) -> str:
+    if not items:
+        return ""
+    return f"*{title}*\n" + "\n".join(f"• {escape(item)}" for item in items)
+
+
+def _sources(citations: Sequence[Citation]) -> list[dict[str, Any]]:
+    if not citations:
+        return []
+    return _contexts(f"*{SOURCES}*\n" + "\n".join(escape(_footnote(c)) for c in citations))
+
+
+def _footnote(citation: Citation) -> str:
+    arguments = ", ".join(
+        f"{key}={value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)}"
+        for key, value in citation.arguments.items()
+    )
+    return FOOTNOTE.format(marker=citation.marker, tool=citation.tool, arguments=arguments, step=citation.step)
+
+
+def _status_line(result: RunResult) -> dict[str, Any]:
+    emoji = STATUS_EMOJI.get(result.status, OTHER_STATUS_EMOJI)
+    line = STATUS_LINE if result.status is RunStatus.SOLVED else STATUS_REASON_LINE
+    text = line.format(
+        emoji=emoji,
+        status=result.status.value,
+        reason=result.termination_reason.value,
+        steps=_count(result.steps, "step"),
+        run=escape(result.run_id[:RUN_ID_CHARS]),
+    )
+    elements = [_mrkdwn(text)] + ([_mrkdwn(REPLAY_NOTICE)] if result.replayed else [])
+    return {"type": "context", "elements": elements}
+
+
+def _queued(ahead: int) -> str:
+    return QUEUED_BEHIND.format(count=_count(ahead, "run")) if ahead > 0 else QUEUED_NEXT
+
+
+def _header(text: str) -> dict[str, Any]:
+    return {"type": "header", "text": {"type": "plain_text", "text": text[:HEADER_CHARS], "emoji": True}}
+
+
+def _mrkdwn(text: str) -> dict[str, str]:
+    return {"type": "mrkdwn", "text": text}
+
+
+def _section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": _mrkdwn(text)}
+
+
+def _sections(text: str) -> list[dict[str, Any]]:
+    return [_section(piece) for piece in _split(text, SECTION_CHARS)]
+
+
+def _contexts(text: str) -> list[dict[str, Any]]:
+    # One element per context block: several elements would sit side by side, not read top to bottom.
+    return [{"type": "context", "elements": [_mrkdwn(piece)]} for piece in _split(text, CONTEXT_CHARS)]
+
+
+def _split(text: str, limit: int) -> list[str]:
+    """Escaped mrkdwn in pieces of at most `limit` characters that join back to exactly `text`.
+
+    Splits at the last paragraph break in the second half of the window, else the last line break, sentence
+    end or space, else hard (never inside an `&amp;`-style entity or a defused `@channel`). Only pieces that
+    are pure whitespace are dropped (Slack refuses empty section text).
+    """
+    pieces: list[str] = []
+    while len(text) > limit:
+        cut = _cut(text, limit)
+        pieces.append(text[:cut])
+        text = text[cut:]
+    pieces.append(text)
+    return [piece for piece in pieces if piece.strip()]
+
+
+def _cut(text: str, limit: int) -> int:
+    window = text[:limit]
+    for boundary in _BOUNDARIES:
+        ends = [match.end() for match in boundary.finditer(window)]
+        if ends and ends[-1] >= limit // 2:
+            return ends[-1]
+    cut = limit
+    if entity := _ENTITY.search(window):
+        cut = entity.start()
+    if text[cut] == _ZWJ and text[cut - 1] == "@":
+        cut -= 1
+    return max(cut, 1)
+
+
+def _pack(blocks: list[dict[str, Any]]) -> list[SlackMessage]:
+    messages: list[SlackMessage] = []
+    current: list[dict[str, Any]] = []
+    chars = 0
+    for block in blocks:
+        size = sum(len(text) for text in _texts(block))
+        if current and (len(current) >= MESSAGE_BLOCKS or chars + size > MESSAGE_CHARS):
+            messages.append(SlackMessage(text=_fallback(current), blocks=current))
+            current, chars = [], 0
+        current.append(block)
+        chars += size
+    messages.append(SlackMessage(text=_fallback(current), blocks=current))
+    return messages
+
+
+def _texts(block: dict[str, Any]) -> list[str]:
+    if "text" in block:
+        return [block["text"]["text"]]
+    return [element["text"] for element in block.get("elements", [])]
+
+
+def _fallback(blocks: list[dict[str, Any]]) -> str:
+    # Notification text only: the blocks carry everything, so this one may end in "…".
+    text = "\n".join(text for block in blocks for text in _texts(block))
+    if len(text) <= TEXT_CHARS:
+        return text
+    head = text[: TEXT_CHARS - 1]
+    return head[: entity.start()] + "…" if (entity := _ENTITY.search(head)) else head + "…"
+
+
+def _short(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word if n == 1 else word + 's'}"

@@ -1,0 +1,95 @@
+"""Slack events, parsed where they enter: which messages ask Parley something, and which are ignored."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from bot.store.conversations import SlackAsk
+
+# The one message subtype that is still a person asking (a message with a file). Edits (message_changed)
+# and deletions (message_deleted) are not new questions: a run already under way answers the original.
+ASKING_SUBTYPES = frozenset({"file_share"})
+
+
+class MessageEvent(BaseModel):
+    """The fields of `app_mention` and `message` events that Parley reads (Slack sends many more)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    type: Literal["app_mention", "message"]
+    channel: str
+    ts: str
+    user: str | None = None
+    text: str = ""
+    thread_ts: str | None = None
+    channel_type: str | None = None
+    subtype: str | None = None
+    bot_id: str | None = None
+    team: str | None = None
+
+
+class EventEnvelope(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    team_id: str
+    event: MessageEvent
+
+
+@dataclass(frozen=True)
+class Ignored:
+    reason: str
+
+
+Kind = Literal["mention", "direct_message", "thread_reply"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A message that may ask Parley something; a thread reply counts only in a thread Parley is in."""
+
+    kind: Kind
+    ask: SlackAsk
+
+
+def read(body: dict[str, Any], bot_user_id: str | None) -> Candidate | Ignored:
+    """Parse an Events API body; say why it is ignored when it asks nothing."""
+    try:
+        envelope = EventEnvelope.model_validate(body)
+    except ValidationError as exc:
+        return Ignored(f"not a message event Parley handles ({exc.error_count()} problem(s))")
+    event = envelope.event
+    if event.bot_id or (event.subtype and event.subtype not in ASKING_SUBTYPES):
+        return Ignored(f"subtype {event.subtype or 'bot message'}")
+    if not event.user or event.user == bot_user_id:
+        return Ignored("sent by Parley itself or by no user")
+    question = strip_mention(event.text, bot_user_id)
+    if not question:
+        return Ignored("no question in the message")
+    ask = SlackAsk(
+        workspace_id=event.team or envelope.team_id,
+        channel_id=event.channel,
+        thread_ts=event.thread_ts or event.ts,
+        trigger_ts=event.ts,
+        asker=event.user,
+        question=question,
+    )
+    if event.type == "app_mention":
+        return Candidate("mention", ask)
+    if event.channel_type == "im":
+        return Candidate("direct_message", ask)
+    if bot_user_id and f"<@{bot_user_id}>" in event.text:
+        return Ignored("a mention: its app_mention event asks")
+    if event.thread_ts and event.thread_ts != event.ts:
+        return Candidate("thread_reply", ask)
+    return Ignored("a channel message that does not mention Parley")
+
+
+def strip_mention(text: str, bot_user_id: str | None) -> str:
+    """The question without the leading `<@BOT>` (mentions of other people stay)."""
+    if bot_user_id:
+        text = re.sub(rf"<@{re.escape(bot_user_id)}(\|[^>]*)?>", " ", text)
+    return " ".join(text.split())

@@ -1,0 +1,102 @@
+"""ThreadReply: Parley's one message in a thread — posted at once, updated as the run goes, throttled."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.slack.blocks import SlackMessage
+
+log = logging.getLogger(__name__)
+
+# Slack allows about one update per second per channel; one every 2 s per run stays well inside it.
+DEFAULT_MIN_INTERVAL_S = 2.0
+
+
+class ThreadReply:
+    """A message in `channel`/`thread_ts` that only ever shows the newest state, at most every interval."""
+
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        channel: str,
+        thread_ts: str,
+        *,
+        ts: str | None = None,
+        min_interval_s: float = DEFAULT_MIN_INTERVAL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._client = client
+        self.channel = channel
+        self.thread_ts = thread_ts
+        self.ts = ts
+        self._interval = min_interval_s
+        self._clock = clock
+        self._last_sent = float("-inf")
+        self._latest: SlackMessage | None = None
+        self._pending: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+
+    async def post(self, message: SlackMessage) -> str | None:
+        """Post the first version; returns its ts (None when Slack refused: the run still goes on)."""
+        try:
+            response = await self._client.chat_postMessage(
+                channel=self.channel, thread_ts=self.thread_ts, text=message.text, blocks=message.blocks
+            )
+        except (SlackApiError, SlackClientError, OSError) as exc:
+            log.warning("posting in %s/%s failed: %s", self.channel, self.thread_ts, exc)
+            return None
+        self.ts = response.get("ts")
+        self._last_sent = self._clock()
+        return self.ts
+
+    async def show(self, message: SlackMessage) -> None:
+        """Show `message` now if the interval allows, else once it does (newer states replace older)."""
+        self._latest = message
+        if self._pending is not None and not self._pending.done():
+            return
+        wait = self._last_sent + self._interval - self._clock()
+        if wait <= 0:
+            await self._send_latest()
+        else:
+            self._pending = asyncio.create_task(self._send_later(wait))
+
+    async def finish(self, messages: Sequence[SlackMessage]) -> None:
+        """The final answer: replaces the progress message, further parts follow in the thread."""
+        if self._pending is not None:
+            self._pending.cancel()
+        self._latest = None
+        first, *rest = messages
+        async with self._lock:
+            if self.ts is None or not await self._update(first):
+                await self.post(first)
+            for message in rest:
+                await self.post(message)
+
+    async def _send_later(self, wait: float) -> None:
+        await asyncio.sleep(wait)
+        await self._send_latest()
+
+    async def _send_latest(self) -> None:
+        async with self._lock:
+            message, self._latest = self._latest, None
+            if message is None:
+                return
+            if self.ts is None:
+                await self.post(message)
+            else:
+                await self._update(message)
+
+    async def _update(self, message: SlackMessage) -> bool:
+        try:
+            await self._client.chat_update(channel=self.channel, ts=self.ts, text=message.text, blocks=message.blocks)
+        except (SlackApiError, SlackClientError, OSError) as exc:
+            log.warning("updating %s in %s failed: %s", self.ts, self.channel, exc)
+            return False
+        self._last_sent = self._clock()
+        return True

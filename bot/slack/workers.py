@@ -1,0 +1,139 @@
+"""RunQueue: Parley's own bounded pool of agent runs (not bolt's listener threads).
+
+Listeners only record a question and `submit` it; this pool announces it in the thread at once (working,
+or queued behind others), runs the agent with live progress, and posts the answer. Whatever fails —
+the LLM, the store, a bug — the thread is told, and the process keeps serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from agent import Agent, FanoutRecorder
+from bot.slack.blocks import answer_messages, failure_message, progress_blocks, queued_message
+from bot.slack.progress import SlackProgress
+from bot.slack.reply import DEFAULT_MIN_INTERVAL_S, ThreadReply
+from bot.store import Database, RunOrigin, StoreRecorder
+from bot.store.conversations import SlackAsk, load_run, set_reply_ts, thread_history
+
+log = logging.getLogger(__name__)
+
+SOMETHING_BROKE = "Something went wrong on Parley's side while answering; the operators can see it in the logs."
+STORE_DOWN = "The database is unavailable, so the question could not be started. Please ask again in a minute."
+
+
+@dataclass
+class _Job:
+    run_id: str
+    ask: SlackAsk
+    reply: ThreadReply
+    announced: asyncio.Task[None]
+
+
+class RunQueue:
+    def __init__(
+        self,
+        db: Database,
+        agent: Agent,
+        client: AsyncWebClient,
+        *,
+        size: int,
+        min_interval_s: float = DEFAULT_MIN_INTERVAL_S,
+    ) -> None:
+        self._db = db
+        self._agent = agent
+        self._client = client
+        self._size = size
+        self._interval = min_interval_s
+        self._queue: asyncio.Queue[_Job] = asyncio.Queue()
+        self._workers: list[asyncio.Task[None]] = []
+        self._busy = 0
+
+    @property
+    def busy(self) -> int:
+        return self._busy
+
+    @property
+    def waiting(self) -> int:
+        return self._queue.qsize()
+
+    def start(self) -> None:
+        self._workers = [asyncio.create_task(self._work(), name=f"parley-worker-{n}") for n in range(self._size)]
+
+    async def stop(self) -> None:
+        for worker in self._workers:
+            worker.cancel()
+        await asyncio.gather(*self._workers, return_exceptions=True)
+        self._workers = []
+
+    def submit(self, run_id: str, ask: SlackAsk) -> None:
+        """Take a recorded question; returns at once (the announcement is posted in the background)."""
+        # Queued when every worker is busy; `ahead` counts the runs already waiting before this one.
+        ahead = self._queue.qsize() if self._busy + self._queue.qsize() >= self._size else None
+        reply = ThreadReply(self._client, ask.channel_id, ask.thread_ts, min_interval_s=self._interval)
+        announced = asyncio.create_task(self._announce(run_id, ask, reply, ahead))
+        self._queue.put_nowait(_Job(run_id, ask, reply, announced))
+
+    async def tell(self, ask: SlackAsk, problem: str) -> None:
+        """Say in the thread that a question could not be taken (and why)."""
+        reply = ThreadReply(self._client, ask.channel_id, ask.thread_ts, min_interval_s=self._interval)
+        await reply.post(failure_message(problem, None))
+
+    async def _announce(self, run_id: str, ask: SlackAsk, reply: ThreadReply, ahead: int | None) -> None:
+        working = progress_blocks(ask.question, [], state="working")
+        message = working if ahead is None else queued_message(ahead)
+        ts = await reply.post(message)
+        if ts is not None:
+            try:
+                await set_reply_ts(self._db, run_id, ts)
+            except Exception as exc:  # the reply still works; only the record of its ts is missing
+                log.warning("could not record the reply of run %s: %s", run_id, exc)
+
+    async def _work(self) -> None:
+        while True:
+            job = await self._queue.get()
+            self._busy += 1
+            try:
+                await self._answer(job)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("run %s failed outside the engine", job.run_id)
+            finally:
+                self._busy -= 1
+                self._queue.task_done()
+
+    async def _answer(self, job: _Job) -> None:
+        await job.announced
+        try:
+            run = await load_run(self._db, job.run_id)
+            history = await thread_history(self._db, run) if run is not None else []
+        except Exception as exc:
+            log.error("run %s: the store is unavailable: %s", job.run_id, exc)
+            await job.reply.finish(
+                [
+                    failure_message(
+                        "the database is unavailable, so the question could not be "
+                        "started; please ask again in a minute",
+                        job.run_id,
+                    )
+                ]
+            )
+            return
+        ask = job.ask
+        origin = RunOrigin("slack", ask.asker, ask.workspace_id, ask.channel_id, ask.thread_ts)
+        progress = SlackProgress(job.reply, ask.question)
+        recorder = FanoutRecorder(StoreRecorder(self._db, origin), progress)
+        try:
+            result = await self._agent.run(ask.question, run_id=job.run_id, history=history, recorder=recorder)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("run %s raised", job.run_id)
+            await job.reply.finish([failure_message(SOMETHING_BROKE, job.run_id)])
+            return
+        await job.reply.finish(answer_messages(result))

@@ -1,0 +1,121 @@
+"""Conversations: Slack threads as the store sees them — exactly-once intake, follow-up context, replies."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
+
+from agent import Exchange, RunStatus
+from bot.store.database import Database
+from bot.store.models import AuditEvent, Run
+
+# Earlier exchanges given to a follow-up: enough for context, bounded so a long thread stays cheap.
+MAX_HISTORY = 5
+MAX_HISTORY_ANSWER_CHARS = 2000
+FINISHED = (RunStatus.SOLVED, RunStatus.DEGRADED, RunStatus.REFUSED, RunStatus.APPROVED, RunStatus.REJECTED)
+
+
+@dataclass(frozen=True)
+class SlackAsk:
+    """One Slack message that asks Parley something."""
+
+    workspace_id: str
+    channel_id: str
+    thread_ts: str  # the thread's root: the conversation
+    trigger_ts: str  # the message itself
+    asker: str
+    question: str
+
+
+async def enqueue(db: Database, ask: SlackAsk) -> str | None:
+    """Record the question as a queued run; None when this message already has a run (a redelivery)."""
+    run_id = uuid.uuid4().hex
+    now = datetime.now(UTC)
+    try:
+        async with db.sessions() as session, session.begin():
+            session.add(
+                Run(
+                    id=run_id,
+                    source="slack",
+                    workspace_id=ask.workspace_id,
+                    channel_id=ask.channel_id,
+                    thread_ts=ask.thread_ts,
+                    trigger_ts=ask.trigger_ts,
+                    asker=ask.asker,
+                    question=ask.question,
+                    status=RunStatus.QUEUED.value,
+                    created_at=now,
+                )
+            )
+            await session.flush()
+            session.add(
+                AuditEvent(
+                    run_id=run_id,
+                    at=now,
+                    actor=f"slack:{ask.asker}",
+                    action="run_queued",
+                    to_status=RunStatus.QUEUED.value,
+                    detail={"channel": ask.channel_id, "message": ask.trigger_ts},
+                )
+            )
+    except IntegrityError:
+        return None  # the unique (workspace, channel, trigger_ts) key: this message is already being answered
+    return run_id
+
+
+async def thread_is_ours(db: Database, workspace_id: str, channel_id: str, thread_ts: str) -> bool:
+    """Has Parley been asked in this thread before (so a plain reply there is a follow-up)?"""
+    async with db.sessions() as session:
+        found = await session.scalar(
+            select(Run.id)
+            .where(Run.workspace_id == workspace_id, Run.channel_id == channel_id, Run.thread_ts == thread_ts)
+            .limit(1)
+        )
+    return found is not None
+
+
+async def thread_history(db: Database, run: Run, *, limit: int = MAX_HISTORY) -> list[Exchange]:
+    """The thread's earlier finished questions and answers, oldest first, from the store (not Slack)."""
+    async with db.sessions() as session:
+        rows = (
+            await session.execute(
+                select(Run.question, Run.answer)
+                .where(
+                    Run.workspace_id == run.workspace_id,
+                    Run.channel_id == run.channel_id,
+                    Run.thread_ts == run.thread_ts,
+                    Run.created_at < run.created_at,
+                    Run.status.in_([s.value for s in FINISHED]),
+                )
+                .order_by(Run.created_at.desc())
+                .limit(limit)
+            )
+        ).all()
+    return [Exchange(q, (a or "")[:MAX_HISTORY_ANSWER_CHARS]) for q, a in reversed(rows)]
+
+
+async def load_run(db: Database, run_id: str) -> Run | None:
+    async with db.sessions() as session:
+        return await session.get(Run, run_id)
+
+
+async def set_reply_ts(db: Database, run_id: str, reply_ts: str) -> None:
+    async with db.sessions() as session, session.begin():
+        await session.execute(update(Run).where(Run.id == run_id).values(reply_ts=reply_ts))
+
+
+async def queued_ahead(db: Database, run: Run) -> int:
+    """How many runs were queued before this one and have not started."""
+    async with db.sessions() as session:
+        return int(
+            await session.scalar(
+                select(func.count())
+                .select_from(Run)
+                .where(Run.status == RunStatus.QUEUED.value, Run.created_at < run.created_at)
+            )
+            or 0
+        )
