@@ -75,18 +75,20 @@ async def running_bot(
     **config: Any,
 ) -> AsyncIterator[RunningBot]:
     settings = settings_for(slack, workers=workers)
-    async with httpx.AsyncClient(trust_env=False) as http:
-        async with llm_agent(llm_base_url, builtins(*tools), http, **config) as (agent, _):
-            bot = SlackBot(
-                settings,
-                db,
-                agent,
-                client=slack_client(settings),
-                llm_url=llm_base_url,
-                update_interval_s=UPDATE_INTERVAL_S,
-            )
-            async with serve(bot) as url:
-                yield RunningBot(url, bot, slack)
+    async with (
+        httpx.AsyncClient(trust_env=False) as http,
+        llm_agent(llm_base_url, builtins(*tools), http, **config) as (agent, _),
+    ):
+        bot = SlackBot(
+            settings,
+            db,
+            agent,
+            client=slack_client(settings),
+            llm_url=llm_base_url,
+            update_interval_s=UPDATE_INTERVAL_S,
+        )
+        async with serve(bot) as url:
+            yield RunningBot(url, bot, slack)
 
 
 def scripted(*decisions: dict[str, Any]) -> ScriptedLLM:
