@@ -13,7 +13,11 @@ COPY --from=build /wheels /wheels
 RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
 USER parley
 WORKDIR /home/parley
-ENV PYTHONUNBUFFERED=1
+ENV PYTHONUNBUFFERED=1 PORT=3000
+EXPOSE 3000
 # The shipped configuration is inside the package; mount your own and set PARLEY_CONFIG to change it.
+# Migrate once before starting (or after an upgrade): docker run --rm … parley-image db upgrade
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s \
+  CMD python -c "import os, urllib.request; urllib.request.urlopen(f'http://127.0.0.1:{os.environ.get(\"PORT\", \"3000\")}/healthz', timeout=4)"
 ENTRYPOINT ["parley"]
-CMD ["demo"]
+CMD ["serve"]
