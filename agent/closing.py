@@ -16,7 +16,7 @@ from agent.config import AgentConfig
 from agent.finalize import check_answer, validate_json_output
 from agent.result import TerminationReason
 from agent.run_state import Outcome, RunState
-from agent.trace import CritiqueVerdictMade, FinalRejected, TraceEvent
+from agent.trace import FinalRejected, TraceEvent
 
 Emit = Callable[[RunState, TraceEvent], Awaitable[None]]
 
@@ -80,19 +80,7 @@ class Closing:
         judgement = await state.critique.closing(state.question, draft, known_gaps, evidence)
         state.count_llm(judgement.llm_tokens if judgement.llm_called else None)
         verdict = judgement.verdict
-        await self._emit(
-            state,
-            CritiqueVerdictMade(
-                run_id=state.run_id,
-                step=step,
-                stage="closing",
-                satisfied=verdict.satisfied,
-                gaps=verdict.gaps,
-                next_action=verdict.next_action,
-                source=judgement.source,
-                round=state.critique.rounds,
-            ),
-        )
+        await self._emit(state, judgement.event(state.run_id, step))
         if verdict.satisfied:
             return []
         return [gap for gap in verdict.gaps if gap not in known_gaps]

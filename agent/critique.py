@@ -10,7 +10,7 @@ import json
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -19,6 +19,7 @@ from agent.brains.base import Brain, BrainError, Message
 from agent.config import CritiqueConfig, InStepCritique
 from agent.grading import ErrorLevel
 from agent.tools.executor import ExecutedCall
+from agent.trace import CritiqueVerdictMade
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,20 @@ class Judgement:
     source: str  # "rules", "llm" or "rules+llm"
     llm_tokens: int = 0
     llm_called: bool = False
+    stage: Literal["in_step", "closing"] = "in_step"
+    round: int = 0
+
+    def event(self, run_id: str, step: int) -> CritiqueVerdictMade:
+        return CritiqueVerdictMade(
+            run_id=run_id,
+            step=step,
+            stage=self.stage,
+            satisfied=self.verdict.satisfied,
+            gaps=self.verdict.gaps,
+            next_action=self.verdict.next_action,
+            source=self.source,
+            round=self.round,
+        )
 
 
 class Critique:
@@ -84,7 +99,7 @@ class Critique:
             next_action="switch_tool" if switch else "continue_react",
         )
         state = _state_text(question, open_items, batch=batch)
-        return await self._with_llm(rules, state)
+        return replace(await self._with_llm(rules, state), stage="in_step", round=self.rounds)
 
     async def closing(self, question: str, draft: str, gaps: Sequence[str], evidence: str) -> Judgement:
         """Before a final is accepted: `gaps` are what the Done check and grounding already found."""
@@ -93,7 +108,7 @@ class Critique:
             satisfied=not gaps, gaps=list(gaps), next_action="continue_react" if gaps else "finalize"
         )
         state = _state_text(question, gaps, draft=draft, evidence=evidence)
-        return await self._with_llm(rules, state)
+        return replace(await self._with_llm(rules, state), stage="closing", round=self.rounds)
 
     async def _with_llm(self, rules: CritiqueVerdict, state: str) -> Judgement:
         if not self._config.llm:

@@ -32,7 +32,6 @@ from agent.run_state import Outcome, RunState
 from agent.tools.base import Tool
 from agent.tools.executor import ExecutedCall, ToolExecutor
 from agent.trace import (
-    CritiqueVerdictMade,
     DoneItemTicked,
     LLMRetry,
     MemoryRecorder,
@@ -339,19 +338,7 @@ class Agent:
             judgement = await critique.in_step(state.question, batch, state.checklist.gaps_for(None))
             state.count_llm(judgement.llm_tokens if judgement.llm_called else None)
             verdict = judgement.verdict
-            await self._emit(
-                state,
-                CritiqueVerdictMade(
-                    run_id=state.run_id,
-                    step=step,
-                    stage="in_step",
-                    satisfied=verdict.satisfied,
-                    gaps=verdict.gaps,
-                    next_action=verdict.next_action,
-                    source=judgement.source,
-                    round=critique.rounds,
-                ),
-            )
+            await self._emit(state, judgement.event(state.run_id, step))
             if not verdict.satisfied:
                 spin = state.detector.observe_gaps(verdict.gaps)
                 if spin is not None:

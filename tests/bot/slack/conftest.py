@@ -8,20 +8,11 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from bot.store import Database, connect
-from bot.store.migrate import upgrade
 from bot.store.models import Base
-from tests.bot.store.postgres import create_database, drop_database, pg_url_of, unique_name
+from tests.bot.store.postgres import create_database, drop_database, migrate_database, pg_url_of, unique_name
 from tests.fakes.slack_api import FakeSlackApi
 
 TABLES = ", ".join(table.name for table in Base.metadata.sorted_tables)
-
-
-async def _migrate(url: str) -> None:
-    db = connect(url)
-    try:
-        await upgrade(db)
-    finally:
-        await db.aclose()
 
 
 @pytest.fixture(scope="session")
@@ -29,7 +20,7 @@ def slack_pg_url() -> Iterator[str]:
     name = unique_name("slack")
     asyncio.run(create_database(name))
     try:
-        asyncio.run(_migrate(pg_url_of(name)))
+        asyncio.run(migrate_database(pg_url_of(name)))
         yield pg_url_of(name)
     finally:
         asyncio.run(drop_database(name))

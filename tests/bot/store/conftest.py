@@ -22,19 +22,17 @@ from pathlib import Path
 import pytest
 
 from bot.store import Database, connect
-from bot.store.migrate import upgrade
 from bot.store.models import Base
-from tests.bot.store.postgres import MakeDatabase, create_database, drop_database, pg_url_of, unique_name
+from tests.bot.store.postgres import (
+    MakeDatabase,
+    create_database,
+    drop_database,
+    migrate_database,
+    pg_url_of,
+    unique_name,
+)
 
 STORE_TABLES = ", ".join(table.name for table in Base.metadata.sorted_tables)
-
-
-async def _migrate(url: str) -> None:
-    db = connect(url)
-    try:
-        await upgrade(db)
-    finally:
-        await db.aclose()
 
 
 @pytest.fixture(scope="session")
@@ -43,7 +41,7 @@ def pg_name() -> Iterator[str]:
     name = unique_name("store")
     asyncio.run(create_database(name))
     try:
-        asyncio.run(_migrate(pg_url_of(name)))
+        asyncio.run(migrate_database(pg_url_of(name)))
         yield name
     finally:
         asyncio.run(drop_database(name))
@@ -69,7 +67,7 @@ async def postgres_db(pg_url: str) -> AsyncIterator[Database]:
 @pytest.fixture(scope="session")
 def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("sqlite") / "template.db"
-    asyncio.run(_migrate(f"sqlite:///{path}"))
+    asyncio.run(migrate_database(f"sqlite:///{path}"))
     wal = path.with_name(path.name + "-wal")
     assert not wal.exists() or wal.stat().st_size == 0, "the template's WAL was not checkpointed on close"
     return path

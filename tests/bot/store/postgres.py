@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
 from bot.store import DatabaseUnavailable, check_reachable, connect
+from bot.store.migrate import upgrade
 
 PG_HOST = "127.0.0.1"
 PG_PORT = 5432
@@ -41,6 +42,15 @@ async def create_database(name: str) -> None:
     if problem is not None:  # an error of every PostgreSQL test, never a skip
         pytest.fail(f"the store tests need PostgreSQL: {problem}", pytrace=False)
     await _admin_sql(f'CREATE DATABASE "{name}"')
+
+
+async def migrate_database(url: str) -> None:
+    """Migrate to the newest schema, as `parley db upgrade` does."""
+    db = connect(url)
+    try:
+        await upgrade(db)
+    finally:
+        await db.aclose()
 
 
 async def drop_database(name: str) -> None:
