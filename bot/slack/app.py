@@ -43,7 +43,11 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 def slack_client(settings: Settings) -> AsyncWebClient:
     """The Web API client: 429s wait for Retry-After, brief outages are retried (slack_sdk's handlers)."""
     token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
-    client = AsyncWebClient(token=token, base_url=_api_url(settings.slack_api_url))
+    return configure_client(AsyncWebClient(token=token), settings)
+
+
+def configure_client(client: AsyncWebClient, settings: Settings) -> AsyncWebClient:
+    client.base_url = _api_url(settings.slack_api_url)
     client.retry_handlers.extend(
         [
             AsyncRateLimitErrorRetryHandler(max_retry_count=SLACK_RETRIES),
@@ -77,14 +81,19 @@ class SlackBot:
         self._db = db
         self._agent = agent
         self._llm_url = llm_url
-        self.client = client or slack_client(settings)
         secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None
-        self.app = AsyncApp(
-            client=self.client,
-            signing_secret=secret,
-            request_verification_enabled=secret is not None,
-            raise_error_for_unhandled_request=False,
-        )
+        options: dict[str, Any] = {
+            "signing_secret": secret,
+            "request_verification_enabled": secret is not None,
+            "raise_error_for_unhandled_request": False,
+        }
+        if client is not None:
+            self.app = AsyncApp(client=client, **options)
+        else:  # bolt builds the client from the token (given both, it warns that the token is unused)
+            token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
+            self.app = AsyncApp(token=token, **options)
+            configure_client(self.app.client, settings)
+        self.client = self.app.client
         self.queue = RunQueue(db, agent, self.client, size=settings.workers, min_interval_s=update_interval_s)
         self._handler = AsyncSlackRequestHandler(self.app, path=EVENTS_PATH)
         self._background: set[asyncio.Task[None]] = set()
@@ -108,18 +117,23 @@ class SlackBot:
 
     async def take(self, candidate: Candidate) -> str | None:
         ask = candidate.ask
+        if candidate.kind == "thread_reply":
+            try:
+                ours = await thread_is_ours(self._db, ask.workspace_id, ask.channel_id, ask.thread_ts)
+            except (SQLAlchemyError, OSError) as exc:
+                # Nobody addressed Parley for certain: say nothing in a thread that may not be ours.
+                log.error("intake of a thread reply failed, the store is unavailable: %s", _one_line(exc))
+                return None
+            if not ours:
+                return None
         try:
             self._agent.check_question(ask.question)
-            if candidate.kind == "thread_reply" and not await thread_is_ours(
-                self._db, ask.workspace_id, ask.channel_id, ask.thread_ts
-            ):
-                return None
             run_id = await enqueue(self._db, ask)
         except InvalidQuestion as exc:
             self._in_background(self.queue.tell(ask, f"I can't take this question: {exc}."))
             return None
         except (SQLAlchemyError, OSError) as exc:
-            log.error("intake failed, the store is unavailable: %s", " ".join(str(exc).split())[:300])
+            log.error("intake failed, the store is unavailable: %s", _one_line(exc))
             self._in_background(self.queue.tell(ask, STORE_DOWN_AT_INTAKE))
             return None
         if run_id is None:
@@ -156,13 +170,13 @@ class SlackBot:
             return
         if scope["type"] == "http" and scope["path"] == HEALTH_PATH and scope["method"] == "GET":
             status, report = await self.health()
-            body = json.dumps(report).encode()
-            await send(
-                {"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]}
-            )
-            await send({"type": "http.response.body", "body": body})
+            await _respond(send, status, json.dumps(report).encode(), b"application/json")
             return
-        await self._handler(scope, receive, send)
+        try:
+            await self._handler(scope, receive, send)
+        except ValueError as exc:  # bolt parses the body before it verifies it: not JSON, not a form
+            log.warning("refused a request to %s whose body cannot be parsed: %s", scope.get("path"), _one_line(exc))
+            await _respond(send, 400, b"the request body is not valid JSON or form data")
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -174,6 +188,15 @@ class SlackBot:
                 await self.stop()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+
+async def _respond(send: Send, status: int, body: bytes, content_type: bytes = b"text/plain; charset=utf-8") -> None:
+    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", content_type)]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:300] or type(exc).__name__
 
 
 async def _llm_reachability(base_url: str | None) -> str:

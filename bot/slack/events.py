@@ -10,9 +10,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from bot.store.conversations import SlackAsk
 
-# The one message subtype that is still a person asking (a message with a file). Edits (message_changed)
-# and deletions (message_deleted) are not new questions: a run already under way answers the original.
-ASKING_SUBTYPES = frozenset({"file_share"})
+# Subtypes that are still a person asking: a message with a file, a thread reply also sent to the channel.
+# Edits (message_changed) and deletions (message_deleted) are not new questions: a run already under way
+# answers the original.
+ASKING_SUBTYPES = frozenset({"file_share", "thread_broadcast"})
 
 
 class MessageEvent(BaseModel):

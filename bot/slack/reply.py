@@ -41,6 +41,7 @@ class ThreadReply:
         self._latest: SlackMessage | None = None
         self._pending: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
+        self._finished = False
 
     async def post(self, message: SlackMessage) -> str | None:
         """Post the first version; returns its ts (None when Slack refused: the run still goes on)."""
@@ -57,6 +58,8 @@ class ThreadReply:
 
     async def show(self, message: SlackMessage) -> None:
         """Show `message` now if the interval allows, else once it does (newer states replace older)."""
+        if self._finished:
+            return
         self._latest = message
         if self._pending is not None and not self._pending.done():
             return
@@ -67,12 +70,18 @@ class ThreadReply:
             self._pending = asyncio.create_task(self._send_later(wait))
 
     async def finish(self, messages: Sequence[SlackMessage]) -> None:
-        """The final answer: replaces the progress message, further parts follow in the thread."""
-        if self._pending is not None:
-            self._pending.cancel()
+        """The final answer: replaces the progress message, further parts follow in the thread.
+
+        An update already on its way is let through (cancelling it mid-request could land it after the
+        answer); one still waiting sees `_finished` and stays quiet. The interval holds for the answer too.
+        """
+        self._finished = True
         self._latest = None
         first, *rest = messages
         async with self._lock:
+            wait = self._last_sent + self._interval - self._clock()
+            if self.ts is not None and wait > 0:
+                await asyncio.sleep(wait)
             if self.ts is None or not await self._update(first):
                 await self.post(first)
             for message in rest:
@@ -85,7 +94,7 @@ class ThreadReply:
     async def _send_latest(self) -> None:
         async with self._lock:
             message, self._latest = self._latest, None
-            if message is None:
+            if message is None or self._finished:
                 return
             if self.ts is None:
                 await self.post(message)

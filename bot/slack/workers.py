@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 
 SOMETHING_BROKE = "Something went wrong on Parley's side while answering; the operators can see it in the logs."
 STORE_DOWN = "The database is unavailable, so the question could not be started. Please ask again in a minute."
+INTERRUPTED = "Parley was stopped (a restart or a deploy) before it could answer. Please ask again."
+GOODBYE_TIMEOUT_S = 5.0
 
 
 @dataclass
@@ -52,6 +54,7 @@ class RunQueue:
         self._queue: asyncio.Queue[_Job] = asyncio.Queue()
         self._workers: list[asyncio.Task[None]] = []
         self._busy = 0
+        self._current: dict[str, _Job] = {}  # run id → the job a worker is answering
 
     @property
     def busy(self) -> int:
@@ -65,10 +68,23 @@ class RunQueue:
         self._workers = [asyncio.create_task(self._work(), name=f"parley-worker-{n}") for n in range(self._size)]
 
     async def stop(self) -> None:
+        """Stop the workers; every question not answered yet is told so in its thread (bounded in time)."""
+        unfinished = list(self._current.values())
+        while not self._queue.empty():
+            unfinished.append(self._queue.get_nowait())
         for worker in self._workers:
             worker.cancel()
         await asyncio.gather(*self._workers, return_exceptions=True)
         self._workers = []
+        await asyncio.gather(*(self._say_interrupted(job) for job in unfinished))
+
+    async def _say_interrupted(self, job: _Job) -> None:
+        try:
+            async with asyncio.timeout(GOODBYE_TIMEOUT_S):
+                await job.announced
+                await job.reply.finish([failure_message(INTERRUPTED, job.run_id)])
+        except Exception as exc:  # shutting down: a thread we cannot reach is logged, not retried
+            log.warning("could not tell the thread of run %s that it was interrupted: %s", job.run_id, exc)
 
     def submit(self, run_id: str, ask: SlackAsk) -> None:
         """Take a recorded question; returns at once (the announcement is posted in the background)."""
@@ -97,15 +113,17 @@ class RunQueue:
         while True:
             job = await self._queue.get()
             self._busy += 1
+            self._current[job.run_id] = job
             try:
                 await self._answer(job)
             except asyncio.CancelledError:
-                raise
+                raise  # stays in `_current`: stop() tells its thread
             except Exception:
                 log.exception("run %s failed outside the engine", job.run_id)
             finally:
                 self._busy -= 1
                 self._queue.task_done()
+            self._current.pop(job.run_id, None)
 
     async def _answer(self, job: _Job) -> None:
         await job.announced
