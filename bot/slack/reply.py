@@ -88,8 +88,13 @@ class ThreadReply:
                 await self.post(message)
 
     async def _send_later(self, wait: float) -> None:
-        await asyncio.sleep(wait)
-        await self._send_latest()
+        while True:
+            await asyncio.sleep(wait)
+            await self._send_latest()
+            # A newer state may have come while that update was on its way (a 429 can hold it for seconds).
+            if self._latest is None or self._finished:
+                return
+            wait = max(0.0, self._last_sent + self._interval - self._clock())
 
     async def _send_latest(self) -> None:
         async with self._lock:

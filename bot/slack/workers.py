@@ -18,7 +18,7 @@ from bot.slack.blocks import answer_messages, failure_message, progress_blocks, 
 from bot.slack.progress import SlackProgress
 from bot.slack.reply import DEFAULT_MIN_INTERVAL_S, ThreadReply
 from bot.store import Database, RunOrigin, StoreRecorder
-from bot.store.conversations import SlackAsk, load_run, set_reply_ts, thread_history
+from bot.store.conversations import SlackAsk, cancel_queued, load_run, set_reply_ts, thread_history
 
 log = logging.getLogger(__name__)
 
@@ -72,15 +72,19 @@ class RunQueue:
         unfinished = list(self._current.values())
         while not self._queue.empty():
             unfinished.append(self._queue.get_nowait())
+        started = set(self._current)
         for worker in self._workers:
             worker.cancel()
         await asyncio.gather(*self._workers, return_exceptions=True)
         self._workers = []
-        await asyncio.gather(*(self._say_interrupted(job) for job in unfinished))
+        await asyncio.gather(*(self._say_interrupted(job, started=job.run_id in started) for job in unfinished))
 
-    async def _say_interrupted(self, job: _Job) -> None:
+    async def _say_interrupted(self, job: _Job, *, started: bool) -> None:
+        """The engine records a cancelled run itself; a queued one is ended here, then its thread is told."""
         try:
             async with asyncio.timeout(GOODBYE_TIMEOUT_S):
+                if not started:
+                    await cancel_queued(self._db, job.run_id, INTERRUPTED)
                 await job.announced
                 await job.reply.finish([failure_message(INTERRUPTED, job.run_id)])
         except Exception as exc:  # shutting down: a thread we cannot reach is logged, not retried

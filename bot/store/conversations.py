@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 
-from agent import Exchange, RunStatus
+from agent import Exchange, RunStatus, TerminationReason
 from bot.store.database import Database
 from bot.store.models import AuditEvent, Run
 
@@ -96,6 +96,36 @@ async def thread_history(db: Database, run: Run, *, limit: int = MAX_HISTORY) ->
             )
         ).all()
     return [Exchange(q, (a or "")[:MAX_HISTORY_ANSWER_CHARS]) for q, a in reversed(rows)]
+
+
+async def cancel_queued(db: Database, run_id: str, message: str) -> bool:
+    """End a run that never started (Parley stopped first); False if it had started after all."""
+    now = datetime.now(UTC)
+    async with db.sessions() as session, session.begin():
+        ended = await session.execute(
+            update(Run)
+            .where(Run.id == run_id, Run.status == RunStatus.QUEUED.value)
+            .values(
+                status=TerminationReason.CANCELLED.status.value,
+                termination_reason=TerminationReason.CANCELLED.value,
+                answer=message,
+                finished_at=now,
+            )
+        )
+        if ended.rowcount != 1:
+            return False
+        session.add(
+            AuditEvent(
+                run_id=run_id,
+                at=now,
+                actor="parley",
+                action="run_cancelled",
+                from_status=RunStatus.QUEUED.value,
+                to_status=TerminationReason.CANCELLED.status.value,
+                detail={"reason": "stopped before the run started"},
+            )
+        )
+    return True
 
 
 async def load_run(db: Database, run_id: str) -> Run | None:
