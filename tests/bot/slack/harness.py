@@ -5,24 +5,42 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import uvicorn
 
-from agent import Agent
+from agent import Agent, BuiltinToolEntry, HttpToolEntry, OpenAIBrain, Tool, build_tools
+from agent.brains.chat import ChatCompletionsClient
+from bot.config_file import defaults_dir
 from bot.settings import Settings
 from bot.slack.app import SlackBot, slack_client
 from bot.store import Database
-from tests.agent.llm_agent import builtins, llm_agent
-from tests.fakes.scripted_llm import ScriptedLLM, Unrecorded
+from tests.agent.llm_agent import shipped_config
+from tests.bot.slack.seen import answer_in
+from tests.fakes.llm_server import FakeReply
+from tests.fakes.scripted_llm import RequestKind, ScriptedLLM, Unrecorded, classify
 from tests.fakes.slack_api import FakeSlackApi
-from tests.fakes.slack_events import SIGNING_SECRET, post_event_async
-from tests.fakes.slack_workspace import BOT_TOKEN
+from tests.fakes.slack_events import (
+    CHANNEL,
+    DEFAULT_POST_TIMEOUT_S,
+    SIGNING_SECRET,
+    _signed_request,
+    app_mention,
+    post_event_async,
+)
+from tests.fakes.slack_workspace import BOT_TOKEN, Message
 
 UPDATE_INTERVAL_S = 0.05  # the real bot waits 2 s between updates; tests need not
+# For tests that read every progress state: each is sent as it happens, none folded into a later one.
+EVERY_STATE = 0.0
+GATE_TIMEOUT_S = 4.0  # below the brain's 5 s HTTP timeout: a gate that never opens answers 400 (see Gated)
+
+# A tool of a test bot: a built-in's name, a YAML tool entry, or a `Tool` object (e.g. tests.agent.toolbox's).
+ToolChoice = str | BuiltinToolEntry | HttpToolEntry | Tool
 
 
 @dataclass
@@ -30,9 +48,26 @@ class RunningBot:
     url: str
     bot: SlackBot
     slack: FakeSlackApi
+    http: httpx.AsyncClient | None = None  # Slack's side of the connection, reused (a new client costs ~20 ms)
 
     async def post(self, body: Mapping[str, Any] | bytes, **options: Any) -> httpx.Response:
-        return await post_event_async(f"{self.url}/slack/events", body, SIGNING_SECRET, **options)
+        """POST a signed body as `post_event_async` does (same options), on the shared client when there is one."""
+        if self.http is None:
+            return await post_event_async(f"{self.url}/slack/events", body, SIGNING_SECRET, **options)
+        content, headers = _signed_request(
+            body,
+            SIGNING_SECRET,
+            options.pop("retry_num", None),
+            options.pop("retry_reason", "http_timeout"),
+            options.pop("timestamp", None),
+            options.pop("signature", None),
+        )
+        assert not options, f"unknown post options {sorted(options)}"
+        return await self.http.post(f"{self.url}/slack/events", content=content, headers=headers)
+
+    async def get(self, path: str) -> httpx.Response:
+        async with httpx.AsyncClient(trust_env=False, timeout=10) as http:
+            return await http.get(self.url + path)
 
 
 def settings_for(slack: FakeSlackApi, *, workers: int = 4) -> Settings:
@@ -65,30 +100,48 @@ async def serve(bot: SlackBot) -> AsyncIterator[str]:
 
 
 @contextlib.asynccontextmanager
+async def agent_for(
+    llm_base_url: str, tools: Sequence[ToolChoice], http: httpx.AsyncClient, **config: Any
+) -> AsyncIterator[Agent]:
+    """An Agent as `tests.agent.llm_agent` builds it (shipped config, fast retries), whose tools may also be
+    `Tool` objects; the brain's client is closed at the end."""
+    entries = [BuiltinToolEntry(builtin=t) if isinstance(t, str) else t for t in tools if not isinstance(t, Tool)]
+    objects = [t for t in tools if isinstance(t, Tool)]
+    client = ChatCompletionsClient(
+        llm_base_url, "test-model", timeout_s=5.0, max_retries=1, backoff_base_s=0.01, backoff_max_s=0.05
+    )
+    brain = OpenAIBrain(client)
+    agent_config = shipped_config(entries, **config)
+    built = build_tools(agent_config.tools, env={}, http=http, data_dir=defaults_dir())
+    try:
+        yield Agent(brain, [*built, *objects], agent_config)
+    finally:
+        await brain.aclose()
+
+
+@contextlib.asynccontextmanager
 async def running_bot(
     db: Database,
     slack: FakeSlackApi,
     llm_base_url: str,
     *,
     workers: int = 4,
-    tools: tuple[str, ...] = ("calculator", "knowledge_lookup", "get_weather"),
+    tools: Sequence[ToolChoice] = ("calculator", "knowledge_lookup", "get_weather"),
+    update_interval_s: float = UPDATE_INTERVAL_S,
     **config: Any,
 ) -> AsyncIterator[RunningBot]:
     settings = settings_for(slack, workers=workers)
-    async with (
-        httpx.AsyncClient(trust_env=False) as http,
-        llm_agent(llm_base_url, builtins(*tools), http, **config) as (agent, _),
-    ):
+    async with httpx.AsyncClient(trust_env=False) as http, agent_for(llm_base_url, tools, http, **config) as agent:
         bot = SlackBot(
             settings,
             db,
             agent,
             client=slack_client(settings),
             llm_url=llm_base_url,
-            update_interval_s=UPDATE_INTERVAL_S,
+            update_interval_s=update_interval_s,
         )
-        async with serve(bot) as url:
-            yield RunningBot(url, bot, slack)
+        async with serve(bot) as url, httpx.AsyncClient(trust_env=False, timeout=DEFAULT_POST_TIMEOUT_S) as slack_side:
+            yield RunningBot(url, bot, slack, slack_side)
 
 
 def scripted(*decisions: dict[str, Any]) -> ScriptedLLM:
@@ -96,4 +149,95 @@ def scripted(*decisions: dict[str, Any]) -> ScriptedLLM:
     return ScriptedLLM({"decisions": list(decisions)}, unrecorded=Unrecorded.PROSE)
 
 
-__all__ = ["Agent", "RunningBot", "running_bot", "scripted", "serve", "settings_for"]
+def question_of(body: Any) -> str:
+    """The question a chat request is about: its last user message before any tool traffic."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    users = [m.get("content") or "" for m in messages or [] if m.get("role") == "user"]
+    return users[-1] if users else ""
+
+
+class ByQuestion:
+    """An LLM handler that sends each request to the script of the question it is about (several runs at once)."""
+
+    def __init__(self, scripts: Mapping[str, Callable[[Any], FakeReply]]) -> None:
+        self._scripts = dict(scripts)
+
+    def __call__(self, body: Any) -> FakeReply:
+        asked = question_of(body)
+        for phrase, script in self._scripts.items():
+            if phrase in asked:
+                return script(body)
+        return FakeReply.with_status(400, f"no script for the question {asked[:80]!r}")
+
+
+class Gated:
+    """Holds the LLM's answer to the n-th decision request until `waits[n]()` is true (polled by the fake's
+    thread with a deadline): a run stops where the test wants to look at it, without any sleep. A gate that
+    does not open in time answers 400, which the brain does not retry: the run ends degraded, the test fails."""
+
+    def __init__(
+        self,
+        inner: Callable[[Any], FakeReply],
+        waits: Mapping[int, Callable[[], Any]],
+        *,
+        timeout_s: float = GATE_TIMEOUT_S,
+    ) -> None:
+        self._inner = inner
+        self._waits = dict(waits)
+        self._timeout_s = timeout_s
+        self._decisions = 0
+
+    def __call__(self, body: Any) -> FakeReply:
+        if classify(body) is RequestKind.DECIDE:
+            self._decisions += 1
+            wait = self._waits.get(self._decisions)
+            if wait is not None and not _opens(wait, self._timeout_s):
+                return FakeReply.with_status(400, f"gate {self._decisions} did not open in {self._timeout_s}s")
+        return self._inner(body)
+
+
+def _opens(predicate: Callable[[], Any], timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not _holds(predicate):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def _holds(predicate: Callable[[], Any]) -> bool:
+    try:
+        return bool(predicate())
+    except (AssertionError, LookupError):
+        return False
+
+
+def calculation(expression: str, result: str) -> ScriptedLLM:
+    """One run's script: the calculator, then a cited final answer."""
+    return scripted(
+        {"tool": "calculator", "args": {"expression": expression}}, {"final": f"{expression} = {result} [1]"}
+    )
+
+
+async def mentioned_and_answered(bot: RunningBot, question: str) -> list[Message]:
+    """A fresh mention of Parley in the channel, and the bot's finished answer in its thread."""
+    body = app_mention(question)
+    response = await bot.post(body)
+    assert response.status_code == 200, response.text
+    return await answer_in(bot.slack, CHANNEL, body["event"]["ts"])
+
+
+__all__ = [
+    "EVERY_STATE",
+    "Agent",
+    "ByQuestion",
+    "Gated",
+    "RunningBot",
+    "agent_for",
+    "calculation",
+    "mentioned_and_answered",
+    "running_bot",
+    "scripted",
+    "serve",
+    "settings_for",
+]

@@ -1,0 +1,222 @@
+"""When something breaks — the LLM, the database, a tool — the thread is told, and the bot keeps serving."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import AsyncIterator
+
+from bot.store import Database, connect
+from tests.agent.toolbox import ScriptedTool
+from tests.bot.slack.harness import (
+    EVERY_STATE,
+    ByQuestion,
+    Gated,
+    calculation,
+    mentioned_and_answered,
+    running_bot,
+    scripted,
+)
+from tests.bot.slack.seen import FAILURE_MARK, answer_in, runs, shown, versions_of
+from tests.bot.store.postgres import PG_HOST, PG_PORT
+from tests.fakes.llm_server import FakeReply
+from tests.fakes.slack_events import CHANNEL, app_mention, thread_reply
+from tests.fakes.tcp_proxy import TcpProxy
+
+QUESTION = "What is 47 times 12?"
+LATER = "What is 6 times 7?"
+
+
+class ReopenableProxy(TcpProxy):
+    """A TcpProxy that listens again on the same port after `close()`: the database comes back."""
+
+    def __init__(self, upstream_port: int) -> None:
+        super().__init__(upstream_port, PG_HOST)
+        self._listen_port = 0
+
+    async def start(self) -> ReopenableProxy:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", self._listen_port)
+        self._listen_port = self.port
+        return self
+
+
+@contextlib.asynccontextmanager
+async def database_behind(proxy: TcpProxy, pg_url: str) -> AsyncIterator[Database]:
+    name = pg_url.rsplit("/", 1)[1]
+    db = connect(f"postgresql://postgres@127.0.0.1:{proxy.port}/{name}")
+    try:
+        yield db
+    finally:
+        await db.aclose()
+
+
+async def test_llm_down_is_a_degraded_answer_in_the_thread_then_service_goes_on(db, slack_api, llm_server):
+    llm_server.respond_with(lambda body: FakeReply.with_status(503, "the model server is overloaded"))
+    async with running_bot(db, slack_api, llm_server.base_url) as bot:
+        [down] = await mentioned_and_answered(bot, QUESTION)
+        llm_server.respond_with(calculation("6 * 7", "42"))
+        [later] = await mentioned_and_answered(bot, LATER)
+
+    text = shown(down)
+    assert text.startswith("⚠️ Partial answer")
+    assert "⚠️ degraded · llm_unavailable · " in text
+    assert "could not be reached" in text  # why, in words
+    assert "42 [1]" in shown(later)
+    assert [(run.question, run.status) for run in await runs(db)] == [(QUESTION, "degraded"), (LATER, "solved")]
+
+
+async def test_database_down_at_intake_is_told_in_the_thread_and_service_resumes(
+    db, slack_api, llm_server, slack_pg_url
+):
+    llm_server.respond_with(ByQuestion({QUESTION: calculation("47 * 12", "564"), LATER: calculation("6 * 7", "42")}))
+    proxy = await ReopenableProxy(PG_PORT).start()
+    try:
+        async with (
+            database_behind(proxy, slack_pg_url) as proxied,
+            running_bot(proxied, slack_api, llm_server.base_url) as bot,
+        ):
+            await proxy.close()  # the database is gone: open connections drop, new ones are refused
+            body = app_mention("What is 2 plus 2?")
+            assert (await bot.post(body)).status_code == 200
+            [told] = await answer_in(slack_api, CHANNEL, body["event"]["ts"])
+            health = await bot.get("/healthz")
+            again = await bot.post(app_mention("Are you there?"))  # still acknowledged, within Slack's 3 s
+
+            await proxy.start()  # the database is back
+            [answered] = await mentioned_and_answered(bot, LATER)
+            health_after = await bot.get("/healthz")
+    finally:
+        await proxy.close()
+
+    assert "database is unavailable" in shown(told)
+    assert "Traceback" not in shown(told) and "asyncpg" not in shown(told)
+    assert health.status_code == 503 and health.json()["database"].startswith("unreachable")
+    assert again.status_code == 200
+    assert "42 [1]" in shown(answered)
+    assert health_after.status_code == 200 and health_after.json()["database"] == "ok"
+    assert [run.question for run in await runs(db)] == [LATER]  # nothing half-recorded while it was down
+
+
+async def test_a_tool_that_raises_is_a_handled_answer_and_service_goes_on(db, slack_api, llm_server):
+    crashing = ScriptedTool("inventory", [RuntimeError("segfault in the inventory client")])
+    llm_server.respond_with(
+        ByQuestion(
+            {
+                "How many widgets": scripted(
+                    {"tool": "inventory", "args": {"item": "widget"}},
+                    {"give_up": "The inventory service crashed, so I cannot count the widgets."},
+                ),
+                LATER: calculation("6 * 7", "42"),
+            }
+        )
+    )
+    async with running_bot(
+        db, slack_api, llm_server.base_url, tools=("calculator", crashing), update_interval_s=EVERY_STATE
+    ) as bot:
+        crashed = await mentioned_and_answered(bot, "How many widgets are in stock?")
+        [later] = await mentioned_and_answered(bot, LATER)
+
+    text = shown(crashed[0])
+    assert text.startswith("⚠️ Partial answer") and "inventory" in text
+    assert "Traceback" not in text
+    progress = "\n".join(shown(c.params) for c in versions_of(slack_api, CHANNEL, crashed[0]["ts"]))
+    assert "✗ inventory(" in progress and "TOOL_CRASHED" in progress
+    assert "42 [1]" in shown(later)
+    assert [run.status for run in await runs(db)] == ["degraded", "solved"]
+
+
+async def test_with_one_worker_the_second_question_is_queued_and_both_are_answered(db, slack_api, llm_server):
+    first, second = app_mention(QUESTION), app_mention(LATER)
+    first_thread, second_thread = first["event"]["ts"], second["event"]["ts"]
+
+    def second_is_announced():
+        return (found := slack_api.messages_in(CHANNEL, second_thread)) and found
+
+    llm_server.respond_with(
+        ByQuestion(
+            {  # the first run holds its first decision until the second question has been announced
+                QUESTION: Gated(calculation("47 * 12", "564"), {1: second_is_announced}),
+                LATER: calculation("6 * 7", "42"),
+            }
+        )
+    )
+    async with running_bot(db, slack_api, llm_server.base_url, workers=1) as bot:
+        assert (await bot.post(first)).status_code == 200
+        await slack_api.wait_for_async(
+            lambda: slack_api.messages_in(CHANNEL, first_thread), what="the first question's placeholder"
+        )
+        assert (await bot.post(second)).status_code == 200
+        [first_answer] = await answer_in(slack_api, CHANNEL, first_thread)
+        [second_answer] = await answer_in(slack_api, CHANNEL, second_thread)
+
+    first_versions = versions_of(slack_api, CHANNEL, first_answer["ts"])
+    second_versions = versions_of(slack_api, CHANNEL, second_answer["ts"])
+    assert shown(first_versions[0].params).startswith("⏳ Working on it")
+    assert shown(second_versions[0].params).startswith("🕒 Queued — you're next")
+    assert "564 [1]" in shown(first_answer) and "42 [1]" in shown(second_answer)
+    assert [run.status for run in await runs(db)] == ["solved", "solved"]
+
+
+async def test_database_down_does_not_speak_in_threads_parley_is_not_in(db, slack_api, llm_server, slack_pg_url):
+    strangers_thread = slack_api.add_message(CHANNEL, "lunch at noon?", user="U0SOMEONE")
+    proxy = await ReopenableProxy(PG_PORT).start()
+    try:
+        async with (
+            database_behind(proxy, slack_pg_url) as proxied,
+            running_bot(proxied, slack_api, llm_server.base_url) as bot,
+        ):
+            await proxy.close()
+            chat = thread_reply("sure, see you there", thread_ts=strangers_thread, parent_user_id="U0SOMEONE")
+            assert (await bot.post(chat)).status_code == 200
+            mention = app_mention(QUESTION)  # asked last: once told, the reply before it has been handled
+            assert (await bot.post(mention)).status_code == 200
+            [told] = await answer_in(slack_api, CHANNEL, mention["event"]["ts"])
+    finally:
+        await proxy.close()
+
+    assert "database is unavailable" in shown(told)
+    assert slack_api.messages_in(CHANNEL, strangers_thread) == []
+
+
+async def shut_down_mid_run(db, slack_api, llm_server) -> tuple[str, str]:
+    """One worker: a question mid-way (its model call held) and one queued behind it when the bot stops.
+    Returns the two threads."""
+    stopped = threading.Event()
+    running, waiting = app_mention(QUESTION), app_mention(LATER)
+    llm_server.respond_with(
+        ByQuestion(
+            {
+                QUESTION: Gated(calculation("47 * 12", "564"), {1: stopped.is_set}),
+                LATER: calculation("6 * 7", "42"),
+            }
+        )
+    )
+    try:
+        async with running_bot(db, slack_api, llm_server.base_url, workers=1) as bot:
+            for body in (running, waiting):
+                assert (await bot.post(body)).status_code == 200
+                await slack_api.wait_for_async(
+                    lambda body=body: slack_api.messages_in(CHANNEL, body["event"]["ts"]), what="a placeholder"
+                )
+    finally:
+        stopped.set()
+    return running["event"]["ts"], waiting["event"]["ts"]
+
+
+async def test_shutdown_tells_the_threads_of_unfinished_questions(db, slack_api, llm_server):
+    threads = await shut_down_mid_run(db, slack_api, llm_server)
+
+    for thread in threads:
+        [message] = slack_api.messages_in(CHANNEL, thread)  # the placeholder, replaced
+        text = shown(message)
+        assert not text.startswith(("⏳", "🕒")), text
+        assert FAILURE_MARK in text and "ask again" in text, text
+
+
+async def test_shutdown_ends_unfinished_runs_in_the_store(db, slack_api, llm_server):
+    await shut_down_mid_run(db, slack_api, llm_server)
+
+    left = {run.question: (run.status, run.termination_reason) for run in await runs(db)}
+    assert left[QUESTION] == ("degraded", "cancelled")  # the run that was under way
+    assert left[LATER][0] not in ("queued", "running") and left[LATER][1] == "cancelled", left[LATER]

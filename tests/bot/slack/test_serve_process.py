@@ -1,0 +1,195 @@
+"""`parley serve` as operators run it: its own process, environment and port; refused configurations exit 2
+with one line; a good one answers /healthz and a signed mention, and SIGTERM ends it cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bot.settings import Settings
+from bot.slack.app import SlackBot
+from tests.bot.slack.harness import agent_for, calculation
+from tests.bot.slack.seen import is_finished, shown
+from tests.bot.store.postgres import create_database, drop_database, pg_url_of, unique_name
+from tests.fakes.llm_server import FakeLLMServer
+from tests.fakes.slack_api import FakeSlackApi
+from tests.fakes.slack_events import CHANNEL, SIGNING_SECRET, app_mention, post_event
+from tests.fakes.slack_workspace import BOT_TOKEN
+
+REPO = Path(__file__).resolve().parents[3]
+PARLEY = Path(sys.executable).with_name("parley")
+EXIT_CONFIG = 2
+RUN_TIMEOUT_S = 30
+READY_S = 20
+STOP_S = 15
+# Fast retries so that a test never waits on back-off; one tool is all the mention needs.
+CONFIG = """\
+limits: {retry_backoff_base_s: 0.01, retry_backoff_max_s: 0.05, llm_max_retries: 1}
+tools:
+  - builtin: calculator
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def environment(home: Path, **settings: str) -> dict[str, str]:
+    """This process's environment without any Parley or Slack setting (nor proxies), HOME in `home`."""
+    inherited = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("PARLEY_", "SLACK_")) and name.lower() not in {"http_proxy", "https_proxy", "all_proxy"}
+    }
+    return inherited | {
+        "HOME": str(home),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "NO_PROXY": "127.0.0.1,localhost",
+        "PYTHONPATH": str(REPO),
+        "PYTHONIOENCODING": "utf-8",
+        **settings,
+    }
+
+
+def parley(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(PARLEY), *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False
+    )
+
+
+@pytest.fixture
+def serve_db(tmp_path: Path) -> Iterator[str]:
+    """A PostgreSQL database of its own, migrated with `parley db upgrade` as an operator would."""
+    name = unique_name("serve")
+    asyncio.run(create_database(name))
+    try:
+        url = pg_url_of(name)
+        done = parley("db", "upgrade", env=environment(tmp_path, PARLEY_DATABASE_URL=url), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        yield url
+    finally:
+        asyncio.run(drop_database(name))
+
+
+# Slack settings `parley serve` must refuse, and the word its one line of complaint must contain.
+REFUSED = {
+    "no bot token": ({"SLACK_SIGNING_SECRET": SIGNING_SECRET}, "SLACK_BOT_TOKEN"),
+    "no signing secret": ({"SLACK_BOT_TOKEN": BOT_TOKEN}, "SLACK_SIGNING_SECRET"),
+    "user token": ({"SLACK_BOT_TOKEN": "xoxp-a-user-token", "SLACK_SIGNING_SECRET": SIGNING_SECRET}, "xoxb-"),
+    "garbage token": ({"SLACK_BOT_TOKEN": "not-a-token", "SLACK_SIGNING_SECRET": SIGNING_SECRET}, "xoxb-"),
+}
+
+
+@pytest.fixture(scope="module")
+def refusals(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.CompletedProcess[str]]:
+    """`parley serve` under each refused setting, all at once (each process spends its second importing)."""
+    home = tmp_path_factory.mktemp("refused")
+
+    def serve(case: str) -> subprocess.CompletedProcess[str]:
+        slack, _ = REFUSED[case]
+        env = environment(home, PARLEY_LLM_BASE_URL="http://127.0.0.1:9/v1", PARLEY_LLM_MODEL="test", **slack)
+        return parley("serve", "--port", str(free_port()), env=env, cwd=home)
+
+    with ThreadPoolExecutor(len(REFUSED)) as pool:
+        return dict(zip(REFUSED, pool.map(serve, REFUSED), strict=True))
+
+
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_serve_refuses_incomplete_slack_settings_with_one_line(refusals, case):
+    done, complaint = refusals[case], REFUSED[case][1]
+    assert done.returncode == EXIT_CONFIG, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("parley: ") and complaint in lines[0]
+    assert done.stdout == ""
+    for secret in (SIGNING_SECRET, "xoxp-a-user-token", "not-a-token"):
+        assert secret not in done.stderr  # named, never echoed
+
+
+def wait_until_healthy(url: str, server: subprocess.Popen[bytes], stderr: Path) -> httpx.Response:
+    deadline = time.monotonic() + READY_S
+    while True:
+        if server.poll() is not None:
+            raise AssertionError(f"parley serve exited with {server.returncode}:\n{stderr.read_text()}")
+        try:
+            response = httpx.get(url, timeout=2, trust_env=False)
+            if response.status_code == 200:
+                return response
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"parley serve was not healthy within {READY_S}s:\n{stderr.read_text()}")
+        time.sleep(0.1)
+
+
+def test_serve_answers_health_and_a_signed_mention_then_stops_cleanly_on_sigterm(
+    tmp_path: Path, serve_db: str, slack_api: FakeSlackApi, llm_server: FakeLLMServer
+):
+    llm_server.respond_with(calculation("47 * 12", "564"))
+    port = free_port()
+    config = tmp_path / "parley.yaml"
+    config.write_text(CONFIG, encoding="utf-8")
+    env = environment(
+        tmp_path,
+        SLACK_BOT_TOKEN=BOT_TOKEN,
+        SLACK_SIGNING_SECRET=SIGNING_SECRET,
+        PARLEY_SLACK_API_URL=slack_api.base_url,
+        PARLEY_DATABASE_URL=serve_db,
+        PARLEY_LLM_BASE_URL=llm_server.base_url,
+        PARLEY_LLM_MODEL="test-model",
+        PARLEY_WORKERS="2",
+    )
+    stdout, stderr = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
+    command = [str(PARLEY), "serve", "--port", str(port), "--host", "127.0.0.1", "--config", str(config)]
+    with stdout.open("wb") as out, stderr.open("wb") as err:
+        server = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=out, stderr=err)
+    try:
+        health = wait_until_healthy(f"http://127.0.0.1:{port}/healthz", server, stderr)
+        assert health.json()["database"] == "ok" and health.json()["llm"] == "ok", health.json()
+
+        body = app_mention("What is 47 times 12?")
+        response = post_event(f"http://127.0.0.1:{port}/slack/events", body, SIGNING_SECRET)
+        assert response.status_code == 200
+        thread = body["event"]["ts"]
+        [answer] = slack_api.wait_for(
+            lambda: (found := slack_api.messages_in(CHANNEL, thread)) and is_finished(found) and found,
+            timeout_s=20,
+            what="the answer of `parley serve` in the thread",
+        )
+        assert "564 [1]" in shown(answer) and "✅ solved" in shown(answer)
+
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=STOP_S)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+    errors = stderr.read_text(encoding="utf-8")
+    assert server.returncode in (0, -signal.SIGTERM), errors
+    assert "Traceback" not in errors and "Error" not in errors.replace("parley: ", ""), errors
+
+
+async def test_a_correct_slack_configuration_starts_without_warnings(db, slack_api, llm_server, monkeypatch, caplog):
+    monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)  # as `parley serve` runs: the token is in the environment
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", SIGNING_SECRET)
+    caplog.set_level(logging.WARNING)
+    settings = Settings()  # what the entry point builds from that environment
+    async with httpx.AsyncClient() as http, agent_for(llm_server.base_url, ["calculator"], http) as agent:
+        SlackBot(settings.model_copy(update={"slack_api_url": slack_api.base_url}), db, agent)
+    assert [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING] == []
