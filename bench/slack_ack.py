@@ -26,6 +26,7 @@ CPU is reported for the bot, this process (clients and fakes) and the whole mach
     .venv/bin/python bench/slack_ack.py                              # 50 × 10 acks, 200 conversations
     .venv/bin/python bench/slack_ack.py --workers 64                 # PARLEY_WORKERS (default 4, as shipped)
     .venv/bin/python bench/slack_ack.py --clients 10 --rounds 2 --conversations 20   # a quick try
+    .venv/bin/python bench/slack_ack.py --workers 64 --gc watch      # diagnosis: the bot's long GC passes
 
 Target (issue): p99 of the HTTP acknowledgement under 100 ms with 50 concurrent clients.
 """
@@ -66,6 +67,7 @@ from tests.fakes.slack_workspace import BOT_TOKEN
 
 TARGET_ACK_P99_MS = 100.0
 ROOT = Path(__file__).resolve().parent.parent
+GC_HOOK = Path(__file__).resolve().parent / "slack_ack_gc"
 QUESTION = "What is 47 times 12?"
 INSTANT_ANSWER = "47 times 12 is 564."  # prose: a final answer for the decision, rules for plan and critique
 PROSE = "Sure! I would first look things up, then answer. Let me know if that works for you."
@@ -235,6 +237,7 @@ class Report:
     cpu: dict[str, tuple[float, float, float, float]] = field(default_factory=dict)  # bot, bench, machine, wall s
     runs_by_status: dict[str, int] = field(default_factory=dict)
     log_lines: Counter[str] = field(default_factory=Counter)
+    gc_passes: list[str] = field(default_factory=list)
 
 
 # -- the database and the bot process -----------------------------------------------------------------------------
@@ -446,6 +449,9 @@ def measure(args: argparse.Namespace) -> Report:
         asyncio.run(admin_sql(args.server, f'CREATE DATABASE "{name}"'))
         try:
             env = bot_environment(home, database_url, slack, llm, args.workers)
+            if args.gc:  # diagnosis: bench/slack_ack_gc/sitecustomize.py watches, disables or freezes the GC
+                env |= {"PYTHONPATH": str(GC_HOOK), "PARLEY_BENCH_GC": args.gc}
+                env["PARLEY_BENCH_GC_FREEZE_AFTER_S"] = str(args.gc_freeze_after)
             env.update(item.partition("=")[::2] for item in args.bot_env)
             parley = str(Path(sys.executable).parent / "parley")
             migrated = subprocess.run(
@@ -473,6 +479,7 @@ def measure(args: argparse.Namespace) -> Report:
                 if args.log is not None and log.exists():
                     shutil.copyfile(log, args.log)
         report.log_lines = count_log_lines(log)
+        report.gc_passes = gc_passes(log)
     return report
 
 
@@ -540,7 +547,7 @@ async def run_parts(
             }
             for a, ms in zip(report.acks, report.placeholder_ms, strict=True)
         ]
-        args.samples.write_text(json.dumps(samples))
+        args.samples.write_text(json.dumps({"started_monotonic": started, "samples": samples}))
     report.ack_outcomes = Counter(threads.outcome[ts][0] for ts in wanted)
     report.ack_llm = script.switch("load", args.llm_delay)
     await asyncio.sleep(1.0)  # let the last replies' bookkeeping settle before reading the resting size
@@ -605,6 +612,8 @@ def count_log_lines(log: Path) -> Counter[str]:
     except OSError:
         return counted
     for line in text.splitlines():
+        if line.startswith("parley: WARNING gcdiag: "):
+            continue  # reported by gc_passes()
         found = re.match(r"parley: (WARNING|ERROR|CRITICAL) ([\w.]+): (.*)", line)
         if found:
             message = re.sub(r"\b[0-9a-f]{32}\b", "…", found.group(3))[:80]
@@ -613,6 +622,16 @@ def count_log_lines(log: Path) -> Counter[str]:
 
 
 # -- the table ---------------------------------------------------------------------------------------------------
+
+
+def gc_passes(log: Path) -> list[str]:
+    """With --gc: the bot's logged GC passes ("gen2 78.0 ms at +3.31s"), and when it froze its objects."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return []
+    found = re.findall(r"^parley: WARNING gcdiag: (gen\d [\d.]+ ms at \+[\d.]+s|froze .*)", text, re.MULTILINE)
+    return [re.sub(r",? collected \d+", "", item) for item in found]
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -678,6 +697,7 @@ def render(report: Report) -> str:
         f"runs in the database: {fmt(Counter(runs))}",
         "bot log, warnings and errors: " + ("none" if not report.log_lines else ""),
         *(f"  {count:>5} × {line}" for line, count in report.log_lines.most_common()),
+        *([f"bot GC (--gc {args.gc}): " + ("; ".join(report.gc_passes) or "no pass logged")] if args.gc else []),
     ]
     return "\n".join(lines)
 
@@ -729,6 +749,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         metavar="NAME=VALUE",
         help="extra environment of parley serve, for diagnosis (e.g. PYTHONASYNCIODEBUG=1); repeatable",
+    )
+    parser.add_argument(
+        "--gc",
+        choices=("watch", "off", "freeze"),
+        help="diagnosis: log the bot's long GC passes, or turn its collector off, or gc.freeze() it after start",
+    )
+    parser.add_argument(
+        "--gc-freeze-after", type=float, default=2.0, help="s after the bot starts for --gc freeze (default 2)"
     )
     parser.add_argument("--log", type=Path, help="copy parley serve's log here at the end")
     parser.add_argument("--samples", type=Path, help="write every part-1 sample (JSON) here, for diagnosis")
