@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import re
@@ -19,6 +20,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from agent import Agent, InvalidQuestion
 from bot.settings import Settings
@@ -26,7 +28,7 @@ from bot.slack.events import Candidate, Ignored, read
 from bot.slack.reply import DEFAULT_MIN_INTERVAL_S
 from bot.slack.workers import RunQueue
 from bot.store import Database, DatabaseUnavailable, check_reachable
-from bot.store.conversations import enqueue, thread_is_ours
+from bot.store.conversations import SlackAsk, enqueue, thread_is_ours
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +36,7 @@ EVENTS_PATH = "/slack/events"
 HEALTH_PATH = "/healthz"
 STORE_DOWN_AT_INTAKE = "I could not take your question: my database is unavailable. Please ask again in a minute."
 SLACK_RETRIES = 3
+INTAKE_PATIENCE_S = 60.0  # a burst may hold every pooled connection for a while
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -128,7 +131,7 @@ class SlackBot:
                 return None
         try:
             self._agent.check_question(ask.question)
-            run_id = await enqueue(self._db, ask)
+            run_id = await self._enqueue(ask)
         except InvalidQuestion as exc:
             self._in_background(self.queue.tell(ask, f"I can't take this question: {exc}."))
             return None
@@ -141,6 +144,21 @@ class SlackBot:
             return None
         self.queue.submit(run_id, ask)
         return run_id
+
+    async def _enqueue(self, ask: SlackAsk) -> str | None:
+        """Record the question; a pool with every connection busy (a burst) is waited for, not an outage.
+
+        Slack was already answered (bolt acks before the listener runs), so waiting here costs nobody the
+        3-second rule; only a database that cannot be reached for `INTAKE_PATIENCE_S` is reported as down.
+        """
+        deadline = asyncio.get_running_loop().time() + INTAKE_PATIENCE_S
+        while True:
+            try:
+                return await enqueue(self._db, ask)
+            except PoolTimeout:
+                if asyncio.get_running_loop().time() >= deadline:
+                    raise
+                log.info("intake waits for a database connection (every pooled connection is busy)")
 
     async def _on_other_event(self, body: dict[str, Any]) -> None:
         event = body.get("event") if isinstance(body, dict) else None
@@ -183,6 +201,10 @@ class SlackBot:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 await self.start()
+                # The ~200k objects of start-up (bolt, SQLAlchemy, pydantic) never die; frozen, the collector
+                # stops re-walking them on every full pass (70-120 ms each, which stalled Slack's acks).
+                gc.collect()
+                gc.freeze()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.stop()

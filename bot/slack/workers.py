@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from slack_sdk.web.async_client import AsyncWebClient
 
 from agent import Agent, FanoutRecorder
-from bot.slack.blocks import answer_messages, failure_message, progress_blocks, queued_message
+from bot.slack.blocks import SlackMessage, answer_messages, failure_message, progress_blocks, queued_message
 from bot.slack.progress import SlackProgress
 from bot.slack.reply import DEFAULT_MIN_INTERVAL_S, ThreadReply
 from bot.store import Database, RunOrigin, StoreRecorder
@@ -23,7 +23,7 @@ from bot.store.conversations import SlackAsk, cancel_queued, load_run, set_reply
 log = logging.getLogger(__name__)
 
 SOMETHING_BROKE = "Something went wrong on Parley's side while answering; the operators can see it in the logs."
-STORE_DOWN = "The database is unavailable, so the question could not be started. Please ask again in a minute."
+STORE_DOWN = "the database is unavailable, so the question could not be started; please ask again in a minute"
 INTERRUPTED = "Parley was stopped (a restart or a deploy) before it could answer. Please ask again."
 GOODBYE_TIMEOUT_S = 5.0
 
@@ -55,6 +55,7 @@ class RunQueue:
         self._workers: list[asyncio.Task[None]] = []
         self._busy = 0
         self._current: dict[str, _Job] = {}  # run id → the job a worker is answering
+        self._delivering: set[asyncio.Task[None]] = set()  # answers waiting out the update interval
 
     @property
     def busy(self) -> int:
@@ -77,6 +78,8 @@ class RunQueue:
             worker.cancel()
         await asyncio.gather(*self._workers, return_exceptions=True)
         self._workers = []
+        if self._delivering:  # answers already computed still reach their threads (bounded in time)
+            await asyncio.wait(self._delivering, timeout=GOODBYE_TIMEOUT_S + self._interval)
         await asyncio.gather(*(self._say_interrupted(job, started=job.run_id in started) for job in unfinished))
 
     async def _say_interrupted(self, job: _Job, *, started: bool) -> None:
@@ -136,15 +139,7 @@ class RunQueue:
             history = await thread_history(self._db, run) if run is not None else []
         except Exception as exc:
             log.error("run %s: the store is unavailable: %s", job.run_id, exc)
-            await job.reply.finish(
-                [
-                    failure_message(
-                        "the database is unavailable, so the question could not be "
-                        "started; please ask again in a minute",
-                        job.run_id,
-                    )
-                ]
-            )
+            self._deliver(job, [failure_message(STORE_DOWN, job.run_id)])
             return
         ask = job.ask
         origin = RunOrigin("slack", ask.asker, ask.workspace_id, ask.channel_id, ask.thread_ts)
@@ -156,6 +151,18 @@ class RunQueue:
             raise
         except Exception:
             log.exception("run %s raised", job.run_id)
-            await job.reply.finish([failure_message(SOMETHING_BROKE, job.run_id)])
+            self._deliver(job, [failure_message(SOMETHING_BROKE, job.run_id)])
             return
-        await job.reply.finish(answer_messages(result))
+        self._deliver(job, answer_messages(result))
+
+    def _deliver(self, job: _Job, messages: list[SlackMessage]) -> None:
+        """Post the answer in the background: waiting out the update interval must not hold a worker."""
+        task = asyncio.create_task(self._finish(job, messages), name=f"parley-answer-{job.run_id}")
+        self._delivering.add(task)
+        task.add_done_callback(self._delivering.discard)
+
+    async def _finish(self, job: _Job, messages: list[SlackMessage]) -> None:
+        try:
+            await job.reply.finish(messages)
+        except Exception:
+            log.exception("the answer of run %s could not be posted", job.run_id)

@@ -76,7 +76,7 @@ class Database:
         await self.engine.dispose()
 
 
-def connect(raw_url: str | None = None, *, pool_size: int = 10) -> Database:
+def connect(raw_url: str | None = None, *, pool_size: int = 10, pool_timeout_s: float = CONNECT_TIMEOUT_S) -> Database:
     """Build the engine (no connection yet). SQLite files get their directory and sane pragmas."""
     url = normalise_url(raw_url) if raw_url else normalise_url(default_url())
     options: dict = {"pool_pre_ping": True}
@@ -85,7 +85,7 @@ def connect(raw_url: str | None = None, *, pool_size: int = 10) -> Database:
             Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
         options["connect_args"] = {"timeout": 30}
     else:
-        options.update(pool_size=pool_size, max_overflow=pool_size, pool_timeout=CONNECT_TIMEOUT_S)
+        options.update(pool_size=pool_size, max_overflow=pool_size, pool_timeout=pool_timeout_s)
         options["connect_args"] = {"timeout": CONNECT_TIMEOUT_S}
     engine = create_async_engine(url, **options)
     if url.get_backend_name() == "sqlite":

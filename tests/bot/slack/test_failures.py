@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import time
 from collections.abc import AsyncIterator
 
 from bot.store import Database, connect
@@ -220,3 +221,49 @@ async def test_shutdown_ends_unfinished_runs_in_the_store(db, slack_api, llm_ser
     left = {run.question: (run.status, run.termination_reason) for run in await runs(db)}
     assert left[QUESTION] == ("degraded", "cancelled")  # the run that was under way
     assert left[LATER][0] not in ("queued", "running") and left[LATER][1] == "cancelled", left[LATER]
+
+
+async def test_a_busy_connection_pool_at_intake_is_waited_for_not_reported_as_an_outage(
+    db, slack_api, llm_server, slack_pg_url
+):
+    """Every pooled connection held (a burst): intake waits past several pool timeouts, then answers."""
+    llm_server.respond_with(calculation("6 * 7", "42"))
+    small = connect(slack_pg_url, pool_size=1, pool_timeout_s=0.1)  # 2 connections at most
+    try:
+        async with running_bot(small, slack_api, llm_server.base_url) as bot:
+            async with small.engine.connect() as first, small.engine.connect() as second:
+                await first.exec_driver_sql("SELECT 1")
+                await second.exec_driver_sql("SELECT 1")
+                body = app_mention(LATER)
+                assert (await bot.post(body)).status_code == 200  # acknowledged while intake waits
+                await asyncio.sleep(0.5)  # five pool timeouts go by
+                assert not slack_api.messages_in(CHANNEL, body["event"]["ts"])  # nothing said yet
+            [answered] = await answer_in(slack_api, CHANNEL, body["event"]["ts"])
+    finally:
+        await small.aclose()
+
+    assert "42 [1]" in shown(answered)
+    assert "database is unavailable" not in shown(answered)
+    assert [(run.question, run.status) for run in await runs(db)] == [(LATER, "solved")]
+
+
+async def test_posting_an_answer_does_not_hold_a_worker_while_the_update_interval_runs(db, slack_api, llm_server):
+    """One worker, a 1.5 s update interval: the first answer waits out its interval in the background, while
+    the worker already runs the question queued behind it."""
+    second_started: list[float] = []
+
+    def second(body):
+        second_started.append(time.monotonic())
+        return calculation("6 * 7", "42")(body)
+
+    llm_server.respond_with(ByQuestion({QUESTION: calculation("47 * 12", "564"), LATER: second}))
+    async with running_bot(db, slack_api, llm_server.base_url, workers=1, update_interval_s=1.5) as bot:
+        first, then = app_mention(QUESTION), app_mention(LATER)
+        assert (await bot.post(first)).status_code == 200
+        assert (await bot.post(then)).status_code == 200
+        await answer_in(slack_api, CHANNEL, first["event"]["ts"])
+        await answer_in(slack_api, CHANNEL, then["event"]["ts"])
+
+    [placeholder] = slack_api.messages_in(CHANNEL, first["event"]["ts"])
+    answered_at = max(c.received_at for c in slack_api.calls("chat.update") if c.params.get("ts") == placeholder["ts"])
+    assert second_started and second_started[0] < answered_at
