@@ -23,6 +23,9 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy import (
+    text as sql,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -40,7 +43,8 @@ NAMING = {
 
 SOURCES = ("cli", "slack")
 VERDICT_KINDS = ("critique", "done_tick", "final_rejected", "plan", "review")
-ESCALATION_STATUSES = ("pending", "approved", "rejected", "expired")
+ESCALATION_STATUSES = ("pending", "approved", "rejected", "expired", "retried")
+ESCALATION_KINDS = ("held_action", "policy", "exhausted")
 ERROR_LEVELS = ("L0", "L1", "L2", "L3", "L4")
 VERDICT_STAGES = ("in_step", "closing", "done", "critique", "grounding", "output")
 STATUSES = tuple(s.value for s in RunStatus)
@@ -116,6 +120,9 @@ class Run(Base):
     replayed: Mapped[bool] = mapped_column(Boolean, default=False)
     config_hash: Mapped[str] = mapped_column(String(64), default="")
     limits: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # The engine's state when a policy held a call: what a reviewer's approval resumes from (any process).
+    snapshot: Mapped[dict[str, Any] | None] = mapped_column(Json)
+    retry_of: Mapped[str | None] = mapped_column(String(64))  # the run a reviewer asked to run again
     created_at: Mapped[datetime]
     started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
@@ -225,10 +232,17 @@ class Verdict(Base):
 
 
 class EscalationRecord(Base):
+    """A run a person must decide on: a held action, a policy refusal, or recovery that ran out.
+
+    At most one is pending per run (a partial unique index); the decision is taken by one conditional
+    UPDATE … WHERE status = 'pending', so double clicks and two reviewers at once record one decision.
+    """
+
     __tablename__ = "escalations"
 
     id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(16), default="policy")
     reason: Mapped[str] = mapped_column(String(64))
     level: Mapped[str] = mapped_column(String(2))
     status: Mapped[str] = mapped_column(String(16), default="pending")
@@ -236,16 +250,46 @@ class EscalationRecord(Base):
     tool: Mapped[str | None] = mapped_column(String(128))
     arguments: Mapped[dict[str, Any] | None] = mapped_column(Json)
     tool_call_id: Mapped[str | None] = mapped_column(String(128))
+    held_calls: Mapped[list[Any]] = mapped_column(default=list)  # exactly what the reviewer is shown and approves
+    draft_answer: Mapped[str | None] = mapped_column(Text)
+    review_channel: Mapped[str | None] = mapped_column(String(32))
+    review_ts: Mapped[str | None] = mapped_column(String(32))  # the reviewer-channel message, updated on decision
     created_at: Mapped[datetime]
+    reminded_at: Mapped[datetime | None]
     decided_at: Mapped[datetime | None]
     decided_by: Mapped[str | None] = mapped_column(String(128))
+    decision_reason: Mapped[str | None] = mapped_column(Text)
+    final_answer: Mapped[str | None] = mapped_column(Text)  # a reviewer's (edited) answer
 
     __table_args__ = (
         CheckConstraint(_one_of("status", ESCALATION_STATUSES), name="status"),
+        CheckConstraint(_one_of("kind", ESCALATION_KINDS), name="kind"),
         CheckConstraint(_one_of("level", ERROR_LEVELS), name="level"),
+        CheckConstraint("status = 'pending' OR decided_at IS NOT NULL", name="decided_has_time"),
         Index("ix_escalations_status_created", "status", "created_at"),
         Index("ix_escalations_run", "run_id"),
+        Index(
+            "uq_escalations_pending_run",
+            "run_id",
+            unique=True,
+            postgresql_where=sql("status = 'pending'"),
+            sqlite_where=sql("status = 'pending'"),
+        ),
     )
+
+
+class JobLease(Base):
+    """One row per timed job: which replica may run it now, and when it last ran (survives restarts)."""
+
+    __tablename__ = "job_leases"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    owner: Mapped[str | None] = mapped_column(String(128))
+    lease_until: Mapped[datetime | None]
+    last_started_at: Mapped[datetime | None]
+    last_finished_at: Mapped[datetime | None]
+    runs: Mapped[int] = mapped_column(default=0)
+    last_outcome: Mapped[str | None] = mapped_column(Text)
 
 
 class AuditEvent(Base):

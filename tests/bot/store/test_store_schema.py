@@ -155,7 +155,9 @@ async def test_audit_events_keep_their_run_from_being_deleted(db: Database) -> N
         ("UPDATE tool_calls SET error_level = 'L9', error_code = 'X'", "ck_tool_calls_error_level"),
         ("UPDATE tool_calls SET ok = :no, error_code = NULL", "ck_tool_calls_failure_has_code"),
         ("UPDATE verdicts SET kind = 'vibe'", "ck_verdicts_kind"),
-        ("UPDATE escalations SET status = 'maybe'", "ck_escalations_status"),
+        ("UPDATE escalations SET status = 'maybe', decided_at = created_at", "ck_escalations_status"),
+        ("UPDATE escalations SET kind = 'whim'", "ck_escalations_kind"),
+        ("UPDATE escalations SET status = 'approved', decided_at = NULL", "ck_escalations_decided_has_time"),
         ("UPDATE escalations SET level = 'L5'", "ck_escalations_level"),
     ],
 )
