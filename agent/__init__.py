@@ -32,7 +32,7 @@ from agent.loop import Agent, check_question
 from agent.observation import Observation, ObservationError, normalise, plain_json, serialise
 from agent.recovery import RecoveryPolicy
 from agent.repeat import RepeatDetector
-from agent.result import Citation, DegradedFinal, Escalation, RunResult, RunStatus, TerminationReason
+from agent.result import Citation, DegradedFinal, Escalation, HeldCall, RunResult, RunStatus, TerminationReason
 from agent.tools.base import FunctionTool, Tool, ToolSpec
 from agent.tools.registry import build_tools
 from agent.trace import (
@@ -82,6 +82,7 @@ __all__ = [
     "FinalRejected",
     "FunctionTool",
     "GradingTable",
+    "HeldCall",
     "HttpToolEntry",
     "InvalidQuestion",
     "JsonReactBrain",

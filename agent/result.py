@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -61,17 +61,34 @@ class Citation(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
+class HeldCall(BaseModel):
+    """A tool call a policy held before it ran: exactly what a reviewer approves or rejects."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    tool: str
+    arguments: dict[str, Any]
+    reason: str
+
+
 class Escalation(BaseModel):
-    """Why people must look at this run, and the exact action that was held or refused."""
+    """Why people must look at this run, and the exact action that was held or refused.
+
+    kind: `held_action` (a policy held a call before it ran; approving runs it and resumes the run),
+    `policy` (a tool or back-end refused: POLICY_VIOLATION), `exhausted` (recovery ran out).
+    """
 
     model_config = ConfigDict(frozen=True)
 
     reason: str
     level: str
     message: str
+    kind: Literal["held_action", "policy", "exhausted"] = "policy"
     tool: str | None = None
     arguments: dict[str, Any] | None = None
     tool_call_id: str | None = None
+    held_calls: list[HeldCall] = Field(default_factory=list)
 
 
 class DegradedFinal(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +12,7 @@ import yaml
 from pydantic import ValidationError
 
 from agent import AgentConfig, ConfigError
+from bot.review.config import ReviewConfig
 
 CONFIG_FILE = "parley.yaml"
 ERRORS_FILE = "errors.yaml"
@@ -32,6 +33,7 @@ class LoadedConfig:
     path: Path
     data_dir: Path  # where built-in tools find their data files
     hash: str
+    review: ReviewConfig = field(default_factory=ReviewConfig)
 
 
 def load_config(path: Path | None = None) -> LoadedConfig:
@@ -50,14 +52,15 @@ def load_config(path: Path | None = None) -> LoadedConfig:
             break
     raw = {**raw, "errors": {**errors_table, **(raw.get("errors") or {})}}
     try:
-        agent = AgentConfig.model_validate(raw)
+        review = ReviewConfig.model_validate(raw.get("review") or {})
+        agent = AgentConfig.model_validate({k: v for k, v in raw.items() if k != "review"})
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
+        where = ".".join(str(p) for p in (("review",) if exc.title == "ReviewConfig" else ()) + first["loc"])
         raise ConfigError(f"{path}: {where}: {first['msg']}") from None
     digest = hashlib.sha256(json.dumps(raw, sort_keys=True, default=str).encode()).hexdigest()[:16]
     data_dir = path.parent if (path.parent / "knowledge.yaml").is_file() else defaults_dir()
-    return LoadedConfig(agent=agent, path=path, data_dir=data_dir, hash=digest)
+    return LoadedConfig(agent=agent, path=path, data_dir=data_dir, hash=digest, review=review)
 
 
 def _read_yaml(path: Path) -> Any:

@@ -24,6 +24,7 @@ class Settings(BaseSettings):
     database_url: str | None = Field(None, description="default: a SQLite file in the user's data directory")
     slack_api_url: str | None = Field(None, description="the Slack Web API base URL (tests point it at a fake)")
     workers: int = Field(4, ge=1, le=64, description="agent runs at once in `parley serve`")
+    review_channel: str | None = Field(None, description="the reviewer channel's id (overrides review.channel)")
     # Slack's own names, without our prefix.
     slack_bot_token: SecretStr | None = Field(None, validation_alias="SLACK_BOT_TOKEN")
     slack_signing_secret: SecretStr | None = Field(None, validation_alias="SLACK_SIGNING_SECRET")

@@ -1,0 +1,62 @@
+"""Who may decide on an escalation: configured reviewer ids and/or the members of a Slack user group."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.review.config import ReviewConfig
+
+log = logging.getLogger(__name__)
+
+GROUP_CACHE_S = 60.0  # a member removed from the group loses the right within a minute
+CLI_OPERATOR = "cli"  # the actor recorded for `parley review …` (trusted: the operator runs the process)
+
+
+class Reviewers:
+    """`refusal(user, asker)` is None when `user` may decide, else the sentence to show them."""
+
+    def __init__(
+        self,
+        config: ReviewConfig,
+        client: AsyncWebClient | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._config = config
+        self._client = client
+        self._clock = clock
+        self._group: frozenset[str] = frozenset()
+        self._group_read_at = float("-inf")
+
+    async def is_reviewer(self, user: str) -> bool:
+        if user in self._config.reviewers:
+            return True
+        return user in await self._group_members()
+
+    async def refusal(self, user: str, asker: str) -> str | None:
+        if not await self.is_reviewer(user):
+            return "Only Parley's reviewers can decide on escalations."
+        if user == asker and not self._config.allow_self_review:
+            return "You asked this question, so someone else must review it."
+        return None
+
+    async def _group_members(self) -> frozenset[str]:
+        group = self._config.reviewer_group
+        if not group or self._client is None:
+            return frozenset()
+        if self._clock() - self._group_read_at < GROUP_CACHE_S:
+            return self._group
+        try:
+            response = await self._client.usergroups_users_list(usergroup=group)
+        except (SlackApiError, SlackClientError, OSError) as exc:
+            # Fail closed: without the list nobody is a member (configured ids still are reviewers).
+            log.warning("could not read the members of reviewer group %s: %s", group, exc)
+            return frozenset()
+        self._group = frozenset(response.get("users") or [])
+        self._group_read_at = self._clock()
+        return self._group

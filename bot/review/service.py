@@ -1,0 +1,156 @@
+"""Decisions on escalations, in the store: exactly one per escalation, whoever clicks first.
+
+`settle` is the one way an escalation leaves `pending` (approve, reject, expire, retry): a conditional
+UPDATE … WHERE status = 'pending', so double clicks, two reviewers at once, retried deliveries and two
+replicas' timed jobs record one decision; the others learn who decided. The run's status, a `review`
+verdict and an audit event are written in the same transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import select, update
+
+from agent import RunStatus
+from bot.store.database import Database
+from bot.store.models import AuditEvent, EscalationRecord, Run, Verdict
+
+
+class Decision(StrEnum):
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+    RETRIED = "retried"
+
+
+# The run's status once the decision is taken (an approved held action resumes: `running` until it ends).
+RUN_STATUS_AFTER = {
+    Decision.APPROVED: RunStatus.APPROVED,
+    Decision.REJECTED: RunStatus.REJECTED,
+    Decision.EXPIRED: RunStatus.EXPIRED,
+}
+
+
+@dataclass(frozen=True)
+class Settled:
+    """The outcome of a decision attempt: `won` when this call recorded it, else who had decided before."""
+
+    won: bool
+    escalation: EscalationRecord | None
+    run: Run | None
+
+    @property
+    def decided_by(self) -> str | None:
+        return self.escalation.decided_by if self.escalation else None
+
+
+async def current_escalation(db: Database, run_id: str) -> tuple[EscalationRecord | None, Run | None]:
+    """The run's newest escalation (pending or decided) and the run."""
+    async with db.sessions() as session:
+        run = await session.get(Run, run_id)
+        escalation = await session.scalar(
+            select(EscalationRecord)
+            .where(EscalationRecord.run_id == run_id)
+            .order_by(EscalationRecord.id.desc())
+            .limit(1)
+        )
+    return escalation, run
+
+
+async def settle(
+    db: Database,
+    run_id: str,
+    decision: Decision,
+    *,
+    actor: str,
+    reason: str | None = None,
+    final_answer: str | None = None,
+    run_status: RunStatus | None = None,
+    now: datetime | None = None,
+) -> Settled:
+    """Record `decision` on the run's pending escalation, unless someone decided first."""
+    now = now or datetime.now(UTC)
+    async with db.sessions() as session, session.begin():
+        claimed = await session.execute(
+            update(EscalationRecord)
+            .where(EscalationRecord.run_id == run_id, EscalationRecord.status == "pending")
+            .values(
+                status=decision.value,
+                decided_at=now,
+                decided_by=actor,
+                decision_reason=reason,
+                final_answer=final_answer,
+            )
+        )
+        if claimed.rowcount != 1:
+            won = False
+        else:
+            won = True
+            before = await session.scalar(select(Run.status).where(Run.id == run_id))
+            after = run_status or RUN_STATUS_AFTER.get(decision)
+            values: dict[str, Any] = {}
+            if after is not None:
+                values["status"] = after.value
+            if final_answer is not None:
+                values["answer"] = final_answer
+            if after in (RunStatus.REJECTED, RunStatus.EXPIRED) or final_answer is not None:
+                values["finished_at"] = now
+            if values:
+                await session.execute(update(Run).where(Run.id == run_id).values(**values))
+            session.add(
+                Verdict(run_id=run_id, kind="review", decided_by=actor, decision=decision.value, reason=reason, at=now)
+            )
+            session.add(
+                AuditEvent(
+                    run_id=run_id,
+                    at=now,
+                    actor=actor,
+                    action=f"review_{decision.value}",
+                    from_status=before,
+                    to_status=after.value if after else before,
+                    detail={"reason": reason} if reason else {},
+                )
+            )
+    escalation, run = await current_escalation(db, run_id)
+    return Settled(won, escalation, run)
+
+
+async def note_refusal(db: Database, run_id: str, actor: str, attempted: str, why: str) -> None:
+    """Someone who may not decide tried to: written to the audit log (nothing else changes)."""
+    async with db.sessions() as session, session.begin():
+        session.add(
+            AuditEvent(
+                run_id=run_id,
+                at=datetime.now(UTC),
+                actor=actor,
+                action="review_refused",
+                detail={"attempted": attempted, "why": why},
+            )
+        )
+
+
+async def set_review_message(db: Database, escalation_id: int, channel: str, ts: str) -> None:
+    async with db.sessions() as session, session.begin():
+        await session.execute(
+            update(EscalationRecord)
+            .where(EscalationRecord.id == escalation_id)
+            .values(review_channel=channel, review_ts=ts)
+        )
+
+
+async def pending_escalations(db: Database, *, limit: int = 50, offset: int = 0) -> list[tuple[EscalationRecord, Run]]:
+    """Escalations waiting for a decision, oldest first."""
+    async with db.sessions() as session:
+        rows = await session.execute(
+            select(EscalationRecord, Run)
+            .join(Run, Run.id == EscalationRecord.run_id)
+            .where(EscalationRecord.status == "pending")
+            .order_by(EscalationRecord.created_at, EscalationRecord.id)
+            .limit(limit)
+            .offset(offset)
+        )
+        return [(esc, run) for esc, run in rows.all()]
