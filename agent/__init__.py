@@ -30,9 +30,11 @@ from agent.grading import ErrorLevel, GradingTable
 from agent.limits import Limits
 from agent.loop import Agent, check_question
 from agent.observation import Observation, ObservationError, normalise, plain_json, serialise
+from agent.policy import HoldCondition, Policies, ToolPolicy
 from agent.recovery import RecoveryPolicy
 from agent.repeat import RepeatDetector
 from agent.result import Citation, DegradedFinal, Escalation, HeldCall, RunResult, RunStatus, TerminationReason
+from agent.run_state import RunSnapshot
 from agent.tools.base import FunctionTool, Tool, ToolSpec
 from agent.tools.registry import build_tools
 from agent.trace import (
@@ -46,6 +48,8 @@ from agent.trace import (
     Recorder,
     RetryScheduled,
     RunFinished,
+    RunHeld,
+    RunResumed,
     RunStarted,
     StepDecided,
     ToolAttempt,
@@ -83,6 +87,7 @@ __all__ = [
     "FunctionTool",
     "GradingTable",
     "HeldCall",
+    "HoldCondition",
     "HttpToolEntry",
     "InvalidQuestion",
     "JsonReactBrain",
@@ -96,6 +101,7 @@ __all__ = [
     "ObservationError",
     "OpenAIBrain",
     "PlanMade",
+    "Policies",
     "Recorder",
     "RecoveryPolicy",
     "RepeatDetector",
@@ -103,7 +109,10 @@ __all__ = [
     "ReplayScript",
     "RetryScheduled",
     "RunFinished",
+    "RunHeld",
     "RunResult",
+    "RunResumed",
+    "RunSnapshot",
     "RunStarted",
     "RunStatus",
     "Source",
@@ -115,6 +124,7 @@ __all__ = [
     "ToolCallRequest",
     "ToolEntry",
     "ToolError",
+    "ToolPolicy",
     "ToolSpec",
     "TraceEvent",
     "Usage",

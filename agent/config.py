@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agent.limits import Limits
+from agent.policy import ToolPolicy
 
 # The actions every brain has besides the tools (seed 003's `final` and `give_up`).
 RESERVED_TOOL_NAMES = frozenset({"final", "final_answer", "give_up", "giveup"})
@@ -120,3 +121,4 @@ class AgentConfig(_Frozen):
     output: OutputConfig = Field(default_factory=OutputConfig)
     errors: dict[str, dict[str, Any]] = Field(default_factory=dict)
     tools: list[ToolEntry] = Field(default_factory=list)
+    policies: list[ToolPolicy] = Field(default_factory=list)  # tool calls held for a person's approval

@@ -8,10 +8,12 @@ Nothing the model, a tool or a recorder does can make a run exceed its limits or
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
+from typing import Any
 
 from agent.brains.base import Brain, BrainError, Decision, DecisionKind, LLMUnavailable, RetryNote, ToolCallRequest
 from agent.closing import Closing
@@ -25,10 +27,11 @@ from agent.finalize import Source
 from agent.grading import ErrorLevel, GradingTable
 from agent.limits import Limits
 from agent.observation import Observation, failure, serialise, with_hint
+from agent.policy import Policies
 from agent.recovery import RecoveryPolicy
 from agent.repeat import CallOutcome, RepeatDetector
-from agent.result import Escalation, RunResult, TerminationReason
-from agent.run_state import Outcome, RunState
+from agent.result import Escalation, HeldCall, RunResult, RunStatus, TerminationReason
+from agent.run_state import Outcome, RunSnapshot, RunState
 from agent.tools.base import Tool
 from agent.tools.executor import ExecutedCall, ToolExecutor
 from agent.trace import (
@@ -39,6 +42,8 @@ from agent.trace import (
     Recorder,
     RetryScheduled,
     RunFinished,
+    RunHeld,
+    RunResumed,
     RunStarted,
     StepDecided,
     ToolCallFinished,
@@ -84,6 +89,7 @@ class Agent:
         )
         fallbacks = {entry.tool_name: entry.fallbacks for entry in self.config.tools if entry.fallbacks}
         self._executor = ToolExecutor(tools, self._table, self._policy, fallbacks=fallbacks)
+        self._policies = Policies(self.config.policies)
         self._config_hash = config_hash
 
     @property
@@ -108,15 +114,7 @@ class Agent:
     ) -> RunResult:
         """Run one question to its end. Raises only InvalidQuestion (before anything starts)."""
         text = self.check_question(question)
-        limits = self.config.limits
-        state = RunState(
-            run_id=run_id or uuid.uuid4().hex,
-            question=text,
-            transcript=Transcript.start(text, history=history, output_schema=self.config.output.json_schema),
-            detector=RepeatDetector(limits.repeat_threshold, limits.repeat_error_threshold, limits.alternation_cycles),
-            critique=Critique(self._brain, self.config.critique, limits.max_critique_rounds),
-            recorder=recorder or self._recorder,
-        )
+        state = self._new_state(run_id or uuid.uuid4().hex, text, history, recorder)
         await self._emit(
             state,
             RunStarted(
@@ -125,13 +123,55 @@ class Agent:
                 brain=self._brain.name,
                 replayed=self._brain.replayed,
                 tools=self.tool_names,
-                limits=limits.model_dump(),
+                limits=self.config.limits.model_dump(),
                 config_hash=self._config_hash,
             ),
         )
+        return await self._bounded(state, self._drive(state))
+
+    async def resume(
+        self, snapshot: RunSnapshot | dict[str, Any], *, approved_by: str, recorder: Recorder | None = None
+    ) -> RunResult:
+        """Go on with a run a policy held, after `approved_by` approved it (in this process or another).
+
+        The held calls run exactly as they were held — the snapshot's arguments, nothing the model says
+        now — then the loop continues from the next step, with a fresh wall-clock budget.
+        """
+        held_run = RunSnapshot.model_validate(snapshot)
+        state = self._new_state(held_run.run_id, held_run.question, (), recorder)
+        state.restore(held_run)
+        state.approved_by = approved_by
+        state.approved |= {_signature(call.tool, call.arguments) for call in held_run.held}
+        await self._emit(
+            state,
+            RunResumed(
+                run_id=state.run_id,
+                step=held_run.step,
+                approved_by=approved_by,
+                held=[call.model_dump() for call in held_run.held],
+            ),
+        )
+        return await self._bounded(state, self._go_on(state, held_run))
+
+    def _new_state(
+        self, run_id: str, question: str, history: Sequence[Exchange], recorder: Recorder | None
+    ) -> RunState:
+        limits = self.config.limits
+        return RunState(
+            run_id=run_id,
+            question=question,
+            transcript=Transcript.start(question, history=history, output_schema=self.config.output.json_schema),
+            detector=RepeatDetector(limits.repeat_threshold, limits.repeat_error_threshold, limits.alternation_cycles),
+            critique=Critique(self._brain, self.config.critique, limits.max_critique_rounds),
+            recorder=recorder or self._recorder,
+        )
+
+    async def _bounded(self, state: RunState, work: Coroutine[Any, Any, Outcome]) -> RunResult:
+        """Run `work` within the wall-clock budget; exactly one RunFinished, whatever happens."""
+        limits = self.config.limits
         try:
             async with asyncio.timeout(limits.run_timeout_s):
-                outcome = await self._drive(state)
+                outcome = await work
         except TimeoutError:
             outcome = Outcome.stop(TerminationReason.RUN_TIMEOUT, f"{limits.run_timeout_s:g}")
         except asyncio.CancelledError:
@@ -152,8 +192,25 @@ class Agent:
             state,
             PlanMade(run_id=state.run_id, items=planned.checklist.as_dicts(), source=planned.source, note=planned.note),
         )
+        return await self._loop(state, first_step=1)
+
+    async def _go_on(self, state: RunState, held_run: RunSnapshot) -> Outcome:
+        """The approved calls run (exactly as held), are written back and checked; then the loop goes on."""
+        step = held_run.step
+        calls = [ToolCallRequest(call.id, call.tool, dict(call.arguments)) for call in held_run.held]
+        batch = await self._executor.run_batch(calls, disabled=frozenset(state.disabled))
+        for executed in batch:
+            await self._write_back(state, step, executed)
+        state.held = []
+        await self._tick(state, step, batch)
+        stop = await self._check(state, step, batch)
+        if stop is not None:
+            return stop
+        return await self._loop(state, first_step=step + 1)
+
+    async def _loop(self, state: RunState, *, first_step: int) -> Outcome:
         closing = Closing(self.config, state, self._brain, self._emit)
-        for step in range(1, self.config.limits.max_steps + 1):
+        for step in range(first_step, self.config.limits.max_steps + 1):
             state.steps = step
             try:
                 decision = await self._decide(state, step)
@@ -238,14 +295,55 @@ class Agent:
                 ),
             )
 
-        batch = await self._executor.run_batch(
-            decision.tool_calls, disabled=frozenset(state.disabled), on_retry=on_retry
+        held = self._held(state, decision.tool_calls)
+        runnable = [call for call in decision.tool_calls if call.id not in {h.id for h in held}]
+        batch = (
+            await self._executor.run_batch(runnable, disabled=frozenset(state.disabled), on_retry=on_retry)
+            if runnable
+            else []
         )
         state.transcript.add_tool_calls(decision.thought, decision.tool_calls)
         for executed in batch:
             await self._write_back(state, step, executed)
         await self._tick(state, step, batch)
+        if held:
+            return await self._hold(state, step, held)
         return await self._check(state, step, batch)
+
+    def _held(self, state: RunState, calls: Sequence[ToolCallRequest]) -> list[HeldCall]:
+        """The calls a policy holds for a person (a call people already approved in this run is not held)."""
+        held = []
+        for call in calls:
+            reason = self._policies.hold_reason(call.name, call.arguments)
+            if reason is not None and _signature(call.name, call.arguments) not in state.approved:
+                held.append(HeldCall(id=call.id, tool=call.name, arguments=dict(call.arguments or {}), reason=reason))
+        return held
+
+    async def _hold(self, state: RunState, step: int, held: list[HeldCall]) -> Outcome:
+        """Stop before the held calls run: the run waits for a person, its state saved to resume from."""
+        state.held = held
+        reasons = "; ".join(dict.fromkeys(call.reason for call in held))
+        first = held[0]
+        state.escalation = Escalation(
+            kind="held_action",
+            reason="approval_required",
+            level=ErrorLevel.L4.name,
+            message=reasons,
+            tool=first.tool,
+            arguments=first.arguments,
+            tool_call_id=first.id,
+            held_calls=held,
+        )
+        await self._emit(
+            state,
+            RunHeld(
+                run_id=state.run_id,
+                step=step,
+                held=[call.model_dump() for call in held],
+                snapshot=state.snapshot().model_dump(),
+            ),
+        )
+        return Outcome.stop(TerminationReason.POLICY_VIOLATION, reasons)
 
     async def _write_back(self, state: RunState, step: int, executed: ExecutedCall) -> None:
         obs = executed.observation
@@ -361,10 +459,15 @@ class Agent:
     def _result(self, state: RunState, outcome: Outcome) -> RunResult:
         reason = outcome.reason
         duration_ms = int((time.perf_counter() - state.started) * 1000)
+        status = reason.status
+        if state.held:
+            status = RunStatus.AWAITING_REVIEW  # held, not refused: a person decides, then it resumes
+        elif state.approved_by is not None and reason is TerminationReason.ANSWERED:
+            status = RunStatus.APPROVED
         common = {
             "run_id": state.run_id,
             "question": state.question,
-            "status": reason.status,
+            "status": status,
             "termination_reason": reason,
             "steps": state.steps,
             "llm_calls": state.llm_calls,
@@ -395,6 +498,10 @@ class Agent:
             missing=degraded.missing,
             degraded=degraded,
         )
+
+
+def _signature(tool: str, arguments: dict[str, Any] | None) -> str:
+    return tool + json.dumps(arguments or {}, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _loop_detail(reason: TerminationReason, state: RunState, batch: Sequence[ExecutedCall]) -> str:

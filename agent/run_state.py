@@ -4,20 +4,48 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
-from agent.brains.base import Decision
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent.brains.base import Decision, Message, ToolCallRequest
 from agent.context import Transcript
 from agent.critique import Critique
-from agent.done import DoneChecklist
+from agent.done import DoneChecklist, DoneItem
 from agent.finalize import Source
 from agent.grading import ErrorLevel
 from agent.observation import Observation
 from agent.repeat import RepeatDetector
-from agent.result import Citation, Escalation, TerminationReason
+from agent.result import Citation, Escalation, HeldCall, TerminationReason
 from agent.trace import Recorder
 
 MIN_STEPS_BEFORE_ALL_FAILED = 2
+SNAPSHOT_VERSION = 1
+
+
+class RunSnapshot(BaseModel):
+    """A held run, as plain JSON: enough for any process to resume it after a person approves.
+
+    What the model saw (the transcript), the sources it may cite, the Done checklist and its ticks, the
+    counters, and the held calls with the exact arguments the reviewer is shown.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    version: int = SNAPSHOT_VERSION
+    run_id: str
+    question: str
+    step: int
+    messages: list[dict[str, Any]]
+    sources: list[dict[str, Any]]
+    checklist: list[dict[str, Any]]
+    ticks: dict[str, str | None] = Field(default_factory=dict)
+    disabled: list[str] = Field(default_factory=list)
+    approved: list[str] = Field(default_factory=list)  # signatures of calls people approved before
+    held: list[HeldCall]
+    counters: dict[str, int] = Field(default_factory=dict)
+    call_ids: list[str] = Field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -48,6 +76,9 @@ class RunState:
     sources: list[Source] = field(default_factory=list)
     disabled: set[str] = field(default_factory=set)
     escalation: Escalation | None = None
+    held: list[HeldCall] = field(default_factory=list)
+    approved: set[str] = field(default_factory=set)  # signatures of approved calls: not held again
+    approved_by: str | None = None
     steps: int = 0
     llm_calls: int = 0
     tool_calls: int = 0
@@ -60,6 +91,44 @@ class RunState:
     started: float = field(default_factory=time.perf_counter)
     _latest: dict[str, Observation] = field(default_factory=dict)
     _call_ids: set[str] = field(default_factory=set)
+
+    COUNTERS = ("steps", "llm_calls", "tool_calls", "retries", "llm_retries", "tokens", "answer_repairs")
+
+    def snapshot(self) -> RunSnapshot:
+        counters = {name: getattr(self, name) for name in self.COUNTERS}
+        counters["last_progress_step"] = self.last_progress_step
+        counters["critique_rounds"] = self.critique.rounds
+        return RunSnapshot(
+            run_id=self.run_id,
+            question=self.question,
+            step=self.steps,
+            messages=[_message_dict(m) for m in self.transcript.messages],
+            sources=[{k: v for k, v in vars(s).items() if k != "numbers"} for s in self.sources],
+            checklist=self.checklist.as_dicts(),
+            ticks={str(index): call_id for index, call_id in self.checklist.ticks.items()},
+            disabled=sorted(self.disabled),
+            approved=sorted(self.approved),
+            held=list(self.held),
+            counters=counters,
+            call_ids=sorted(self._call_ids),
+        )
+
+    def restore(self, snapshot: RunSnapshot) -> None:
+        """Take over a held run's state (this state was made for the same run id and question)."""
+        self.transcript = Transcript([_message(m) for m in snapshot.messages])
+        self.sources = [Source(**s) for s in snapshot.sources]
+        self.checklist = DoneChecklist(
+            [DoneItem.model_validate(item) for item in snapshot.checklist],
+            {int(index): call_id for index, call_id in snapshot.ticks.items()},
+        )
+        self.disabled = set(snapshot.disabled)
+        self.approved = set(snapshot.approved)
+        self.held = list(snapshot.held)
+        for name in self.COUNTERS:
+            setattr(self, name, snapshot.counters.get(name, 0))
+        self.last_progress_step = snapshot.counters.get("last_progress_step", 0)
+        self.critique.rounds = snapshot.counters.get("critique_rounds", 0)
+        self._call_ids = set(snapshot.call_ids)
 
     def count_llm(self, tokens: int | None) -> None:
         """One LLM call made (None: no call was made)."""
@@ -98,3 +167,18 @@ class RunState:
 
     def failure_summary(self) -> str:
         return ", ".join(f"{name}: {obs.code}" for name, obs in self._latest.items() if not obs.ok)
+
+
+def _message_dict(message: Message) -> dict[str, Any]:
+    return asdict(message)
+
+
+def _message(data: dict[str, Any]) -> Message:
+    calls = tuple(ToolCallRequest(**call) for call in data.get("tool_calls") or ())
+    return Message(
+        data["role"],
+        data.get("content", ""),
+        tool_calls=calls,
+        tool_call_id=data.get("tool_call_id"),
+        name=data.get("name"),
+    )

@@ -126,6 +126,24 @@ class FinalRejected(_Event):
     draft: str
 
 
+class RunHeld(_Event):
+    """A policy held tool calls before they ran; `snapshot` is everything a resume needs (any process)."""
+
+    kind: Literal["run_held"] = "run_held"
+    step: int
+    held: list[dict[str, Any]]
+    snapshot: dict[str, Any]
+
+
+class RunResumed(_Event):
+    """A person approved the held calls: they run now, exactly as held, and the run goes on."""
+
+    kind: Literal["run_resumed"] = "run_resumed"
+    step: int
+    approved_by: str
+    held: list[dict[str, Any]]
+
+
 class RunFinished(_Event):
     kind: Literal["run_finished"] = "run_finished"
     result: RunResult
@@ -141,6 +159,8 @@ TraceEvent = Annotated[
     | CritiqueVerdictMade
     | DoneItemTicked
     | FinalRejected
+    | RunHeld
+    | RunResumed
     | RunFinished,
     Field(discriminator="kind"),
 ]

@@ -18,6 +18,7 @@ from bot.demo import run_demos
 from bot.history import add_runs_commands, run_runs_command
 from bot.progress import ConsoleProgress
 from bot.render import render_result
+from bot.review.triage import escalated
 from bot.settings import Settings
 from bot.slack.app import SlackBot
 from bot.slack.serving import serve_http, serve_socket_mode
@@ -111,11 +112,11 @@ async def _ask(args: argparse.Namespace, settings: Settings, loaded: LoadedConfi
     brain = build_brain(settings, loaded.agent, replay=args.replay, question=args.question)
     db = await open_store(settings.database_url)
     try:
-        recorders = [StoreRecorder(db, RunOrigin("cli", settings.cli_user()))]
+        recorders = [StoreRecorder(db, RunOrigin("cli", settings.cli_user()), review=loaded.review)]
         if not args.quiet:
             recorders.append(ConsoleProgress(sys.stderr))
         async with open_agent(settings, loaded, brain, recorder=FanoutRecorder(*recorders)) as agent:
-            result = await agent.run(args.question)
+            result = escalated(await agent.run(args.question), loaded.review)
     finally:
         await db.aclose()
     print(result.model_dump_json(indent=2) if args.json else render_result(result))

@@ -16,12 +16,22 @@ def render_citations(citations: list[Citation]) -> list[str]:
 
 def render_result(result: RunResult) -> str:
     lines: list[str] = []
-    if result.status is RunStatus.SOLVED:
+    escalation = result.escalation
+    if result.status in (RunStatus.SOLVED, RunStatus.APPROVED):
         lines.append(result.answer)
     elif result.status is RunStatus.REFUSED:
-        reason = result.escalation.message if result.escalation else result.answer
+        reason = escalation.message if escalation else result.answer
         lines.append(f"REFUSED — {reason}")
         lines.append("This request needs a person's review; nothing was done on it.")
+    elif result.status is RunStatus.AWAITING_REVIEW and escalation is not None and escalation.kind != "exhausted":
+        lines.append(f"WAITING FOR A REVIEWER — {escalation.message}")
+        for call in escalation.held_calls:
+            lines.append(f"  held: {call.tool}({json.dumps(call.arguments, ensure_ascii=False)}) — not run")
+        lines.append("A person decides on it (`parley review list`); nothing held was done.")
+    elif result.status is RunStatus.AWAITING_REVIEW:
+        lines.append(f"⚠ PARTIAL ANSWER (awaiting review: {result.termination_reason.value})")
+        lines.append(result.answer)
+        lines.append("A reviewer will look at this run (`parley review list`).")
     else:
         lines.append(f"⚠ PARTIAL ANSWER (degraded: {result.termination_reason.value})")
         lines.append(result.answer)

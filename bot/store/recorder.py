@@ -20,6 +20,8 @@ from agent import (
     FinalRejected,
     PlanMade,
     RunFinished,
+    RunHeld,
+    RunResumed,
     RunStarted,
     RunStatus,
     StepDecided,
@@ -27,6 +29,8 @@ from agent import (
     TraceEvent,
     plain_json,
 )
+from bot.review.config import ReviewConfig
+from bot.review.triage import escalated
 from bot.store.database import Database
 from bot.store.models import AuditEvent, EscalationRecord, Run, Step, ToolCallRecord, Verdict
 
@@ -82,8 +86,10 @@ class StoreRecorder:
         *,
         raw_cap_bytes: int = DEFAULT_RAW_CAP_BYTES,
         write_timeout_s: float = DEFAULT_WRITE_TIMEOUT_S,
+        review: ReviewConfig | None = None,
     ) -> None:
         self._db = db
+        self._review = review or ReviewConfig()
         self._origin = origin
         self._raw_cap = raw_cap_bytes
         self._timeout = write_timeout_s
@@ -209,6 +215,26 @@ class StoreRecorder:
                         at=event.at,
                     )
                 )
+            case RunHeld():
+                await session.execute(
+                    update(Run).where(Run.id == event.run_id).values(snapshot=storable(event.snapshot))
+                )
+            case RunResumed():
+                previous = await session.scalar(select(Run.status).where(Run.id == event.run_id))
+                await session.execute(
+                    update(Run).where(Run.id == event.run_id).values(status=RunStatus.RUNNING.value, finished_at=None)
+                )
+                session.add(
+                    AuditEvent(
+                        run_id=event.run_id,
+                        at=event.at,
+                        actor=ENGINE_ACTOR,
+                        action="run_resumed",
+                        from_status=previous,
+                        to_status=RunStatus.RUNNING.value,
+                        detail={"approved_by": event.approved_by, "held": storable(event.held)},
+                    )
+                )
             case RunFinished():
                 await self._finished(session, event)
 
@@ -248,7 +274,7 @@ class StoreRecorder:
         )
 
     async def _finished(self, session: AsyncSession, event: RunFinished) -> None:
-        result = event.result
+        result = escalated(event.result, self._review)
         previous = await session.scalar(select(Run.status).where(Run.id == result.run_id))
         await session.execute(
             update(Run)
@@ -279,12 +305,15 @@ class StoreRecorder:
             session.add(
                 EscalationRecord(
                     run_id=result.run_id,
+                    kind=esc.kind,
                     reason=esc.reason,
                     level=esc.level,
                     message=storable(esc.message),
                     tool=esc.tool,
                     arguments=storable(esc.arguments),
                     tool_call_id=esc.tool_call_id,
+                    held_calls=storable([call.model_dump() for call in esc.held_calls]),
+                    draft_answer=storable(result.answer),
                     created_at=event.at,
                 )
             )

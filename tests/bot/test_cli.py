@@ -302,7 +302,9 @@ def test_ask_quiet_prints_no_progress(parley: Parley, llm_server: FakeLLMServer)
 
 
 @pytest.mark.parametrize("as_json", [True, False], ids=["json", "text"])
-def test_ask_when_the_llm_is_down_answers_degraded(parley: Parley, llm_server: FakeLLMServer, as_json: bool) -> None:
+def test_ask_when_the_llm_is_down_answers_degraded_and_escalates(
+    parley: Parley, llm_server: FakeLLMServer, as_json: bool
+) -> None:
     llm_server.respond_with(lambda body: FakeReply.with_status(503, "model overloaded"))
     config = parley.write("fast.yaml", FAST_RETRIES)
 
@@ -313,10 +315,13 @@ def test_ask_when_the_llm_is_down_answers_degraded(parley: Parley, llm_server: F
     assert len(llm_server.requests) >= 2  # retried, within the configured bound
     if as_json:
         result = json.loads(done.stdout)
-        assert (result["status"], result["termination_reason"]) == ("degraded", "llm_unavailable")
+        # llm_unavailable is in review.escalate_on by default: recovery ran out, a person looks at it.
+        assert (result["status"], result["termination_reason"]) == ("awaiting_review", "llm_unavailable")
+        assert result["escalation"]["kind"] == "exhausted"
         assert result["missing"] and result["citations"] == []
     else:
-        assert done.stdout.startswith("⚠ PARTIAL ANSWER (degraded: llm_unavailable)")
+        assert done.stdout.startswith("⚠ PARTIAL ANSWER (awaiting review: llm_unavailable)")
+        assert "A reviewer will look at this run" in done.stdout
 
 
 @pytest.mark.parametrize("status", [401, 403, 500])

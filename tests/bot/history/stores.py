@@ -36,7 +36,7 @@ class RecordedRuns:
     demo_a: str  # solved, answered — knowledge lookups and the calculator, a recovered wrong turn
     demo_b: str  # degraded, gave_up — a 503 outage
     weather: str  # solved, answered — 上海/北京, a rejected first final, Done ticks, critique rounds
-    refused: str  # refused, policy_violation — an escalation
+    refused: str  # refused by the back-end (policy_violation), so awaiting_review — an escalation
 
     @property
     def ids(self) -> list[str]:
@@ -65,7 +65,8 @@ def record_runs(parley: ParleyCli) -> RecordedRuns:
         )
     )
     refused = json.loads(asked)
-    assert (refused["status"], refused["termination_reason"]) == ("refused", "policy_violation")
+    # The back-end refused (L4): the run waits for a reviewer.
+    assert (refused["status"], refused["termination_reason"]) == ("awaiting_review", "policy_violation")
     return RecordedRuns(
         demo_a=by_file["demo_a.yaml"],
         demo_b=by_file["demo_b.yaml"],

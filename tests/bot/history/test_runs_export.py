@@ -61,8 +61,8 @@ def test_runs_export_writes_every_matching_run_as_jsonl_or_csv(store: Store) -> 
     insert_bulk(store)
     everything = [row.id for row in store.rows.all()]
     assert len(everything) == BULK + len(store.recorded.ids)
-    partial = [row.id for row in store.rows.all() if row.status in ("degraded", "refused")]
-    filters = ["--status", "degraded", "--status", "refused"]
+    partial = [row.id for row in store.rows.all() if row.status in ("degraded", "awaiting_review")]
+    filters = ["--status", "degraded", "--status", "awaiting_review"]
 
     whole, to_file, as_jsonl = store.parley.many(
         ["runs", "export", "--format", "jsonl"],

@@ -154,7 +154,7 @@ def test_runs_list_pages_newest_first_by_the_printed_cursor(store: Store) -> Non
     assert seen == [run_id[:12] for run_id in expected]  # … none missing, newest first across pages
     newest = first.splitlines()[1]  # the refused `parley ask` was recorded last
     assert [newest.split()[0], *newest.split()[3:7]] == [
-        *(store.recorded.refused[:12], "refused", "policy_violation", "1", "cli:bob")
+        *(store.recorded.refused[:12], "awaiting_review", "policy_violation", "1", "cli:bob")
     ]
     assert newest.endswith(REFUSED_QUESTION)
     assert "查上海和北京天气，对比并给穿衣建议。" in first  # the weather demo's question, as asked

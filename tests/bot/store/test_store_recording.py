@@ -21,6 +21,8 @@ from agent import (
     ToolError,
 )
 from agent.brains.chat import ChatCompletionsClient
+from bot.review.config import ReviewConfig
+from bot.review.triage import escalated
 from bot.store import Database
 from bot.store.queries import load_trace
 from bot.store.recorder import DEFAULT_RAW_CAP_BYTES
@@ -154,9 +156,12 @@ async def test_recorder_escalates_a_policy_violation_with_the_held_action(db: Da
     assert (escalation.tool, escalation.arguments, escalation.tool_call_id) == ("wire_transfer", held, "replay_1_1")
     assert escalation.message == "transfers above 10,000 EUR need a second approver"
     assert (escalation.decided_at, escalation.decided_by) == (None, None)
-    assert stored_result(trace.run) == result  # runs.escalation included
+    assert escalation.kind == "policy" and escalation.draft_answer == result.answer
+    # The engine refused; the store records what people see: the run waits for a reviewer.
+    assert stored_result(trace.run) == escalated(result, ReviewConfig())
+    assert stored_result(trace.run).status is RunStatus.AWAITING_REVIEW
     assert (trace.tool_calls[0].error_code, trace.tool_calls[0].error_level) == ("POLICY_VIOLATION", "L4")
-    assert [a.to_status for a in trace.audit] == ["running", "refused"]
+    assert [a.to_status for a in trace.audit] == ["running", "awaiting_review"]
 
 
 async def test_recorder_caps_a_huge_raw_result_and_keeps_what_the_model_saw(db: Database) -> None:
