@@ -23,8 +23,12 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from agent import Agent, InvalidQuestion
+from bot.review.authority import Reviewers
+from bot.review.config import ReviewConfig
 from bot.settings import Settings
+from bot.slack.commands import register_commands
 from bot.slack.events import Candidate, Ignored, read
+from bot.slack.home import register_home
 from bot.slack.reply import DEFAULT_MIN_INTERVAL_S
 from bot.slack.workers import RunQueue
 from bot.store import Database, DatabaseUnavailable, check_reachable
@@ -80,6 +84,7 @@ class SlackBot:
         client: AsyncWebClient | None = None,
         llm_url: str | None = None,
         update_interval_s: float = DEFAULT_MIN_INTERVAL_S,
+        review: ReviewConfig | None = None,
     ) -> None:
         self._db = db
         self._agent = agent
@@ -102,6 +107,9 @@ class SlackBot:
         self._background: set[asyncio.Task[None]] = set()
         self.app.event("app_mention")(self._on_message)
         self.app.event("message")(self._on_message)
+        self.reviewers = Reviewers(review or ReviewConfig(), self.client)
+        register_home(self.app, db, self.reviewers)  # before the catch-all: bolt runs the first match
+        register_commands(self.app, db, self.reviewers)
         self.app.event(re.compile(".*"))(self._on_other_event)  # acknowledged, nothing to do
 
     async def start(self) -> None:

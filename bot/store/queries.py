@@ -134,22 +134,36 @@ class RunTrace:
     audit: list[AuditEvent] = field(default_factory=list)
 
 
-async def resolve_run_id(db: Database, wanted: str) -> str:
-    """A whole run id, or a unique prefix of one (at least six characters), like git."""
+class UnknownRun(ConfigError):
+    """No run has this id, or starts with this prefix."""
+
+
+class AmbiguousRun(ConfigError):
+    """The prefix starts more than one run's id."""
+
+
+async def resolve_run_id(db: Database, wanted: str, *, asker: str | None = None) -> str:
+    """A whole run id, or a unique prefix of one (at least six characters), like git.
+
+    With `asker`, only that person's runs are searched: anyone else's run is unknown, as if it did not exist.
+    """
     wanted = wanted.strip()
     async with db.sessions() as session:
-        if await session.get(Run, wanted) is not None:
+        whole = await session.get(Run, wanted)
+        if whole is not None and asker in (None, whole.asker):
             return wanted
         if len(wanted) < MIN_PREFIX:
-            raise ConfigError(f"no run {wanted!r} (give the whole id or at least {MIN_PREFIX} characters)")
+            raise UnknownRun(f"no run {wanted!r} (give the whole id or at least {MIN_PREFIX} characters)")
         # A range, not LIKE: the primary key serves it under any collation, and `%` or `_` mean themselves.
         after = wanted[:-1] + chr(ord(wanted[-1]) + 1)
         in_range = (Run.id >= wanted) & (Run.id < after)
+        if asker is not None:
+            in_range &= Run.asker == asker
         found = list((await session.scalars(select(Run.id).where(in_range).limit(2))).all())
     if not found:
-        raise ConfigError(f"no run {wanted!r}")
+        raise UnknownRun(f"no run {wanted!r}")
     if len(found) > 1:
-        raise ConfigError(f"{wanted!r} names more than one run; give more characters")
+        raise AmbiguousRun(f"{wanted!r} names more than one run; give more characters")
     return found[0]
 
 

@@ -161,6 +161,11 @@ class FakeSlackApi:
         with self._lock:
             self._workspace.add_user(user_id, name=name, real_name=real_name, tz=tz, is_bot=is_bot)
 
+    def set_group_members(self, usergroup: str, members: list[str]) -> None:
+        """The members usergroups.users.list returns for `usergroup` (S…); a group never set is `no_such_subteam`."""
+        with self._lock:
+            self._workspace.set_group_members(usergroup, members)
+
     # -- faults ---------------------------------------------------------------------------------------------
 
     def fail_next(

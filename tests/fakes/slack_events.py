@@ -201,6 +201,18 @@ def message_deleted(
     return event_callback(event)
 
 
+def app_home_opened(
+    *, user: str = ASKER, channel: str = DM_CHANNEL, tab: str = "home", view: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """`user` opened the app's Home (`tab` "home" or "messages"); `view` is the Home view last published for
+    them, which Slack includes only once one was."""
+    event: dict[str, Any] = {"type": "app_home_opened", "user": user, "channel": channel, "tab": tab}
+    if view is not None:
+        event["view"] = dict(view)
+    event["event_ts"] = next_ts()
+    return event_callback(event)
+
+
 def url_verification(challenge: str | None = None) -> dict[str, Any]:
     """The handshake Slack sends when the Request URL is saved; the app must echo `challenge`."""
     return {"token": VERIFICATION_TOKEN, "challenge": challenge or uuid.uuid4().hex, "type": "url_verification"}
@@ -251,9 +263,11 @@ def block_actions(
     channel: str = CHANNEL,
     message_ts: str | None = None,
     response_url: str = UNSET_RESPONSE_URL,
+    view: Mapping[str, Any] | None = None,
 ) -> bytes:
-    """`user` clicked button `action_id` (carrying `value`) on the bot's message `message_ts`."""
-    message_ts = message_ts or next_ts()
+    """`user` clicked button `action_id` (carrying `value`) on the bot's message `message_ts`, or, given `view`
+    (a view as published, with its `id`), on that view: a Home tab click has no channel, message or
+    response_url."""
     action = {
         "type": "button",
         "action_id": action_id,
@@ -262,21 +276,26 @@ def block_actions(
         "text": {"type": "plain_text", "text": action_id},
         "action_ts": next_ts(),
     }
-    return interactivity(
-        {
-            "type": "block_actions",
-            "user": _user_ref(user),
-            "api_app_id": APP_ID,
-            "token": VERIFICATION_TOKEN,
+    payload: dict[str, Any] = {
+        "type": "block_actions",
+        "user": _user_ref(user),
+        "api_app_id": APP_ID,
+        "token": VERIFICATION_TOKEN,
+        "trigger_id": _new_trigger_id(),
+        "team": {"id": TEAM_ID, "domain": TEAM_DOMAIN},
+    }
+    if view is not None:
+        payload |= {"container": {"type": "view", "view_id": view["id"]}, "view": dict(view)}
+    else:
+        message_ts = message_ts or next_ts()
+        payload |= {
             "container": {"type": "message", "message_ts": message_ts, "channel_id": channel, "is_ephemeral": False},
-            "trigger_id": _new_trigger_id(),
-            "team": {"id": TEAM_ID, "domain": TEAM_DOMAIN},
             "channel": {"id": channel, "name": "general"},
             "message": {"type": "message", "user": BOT_USER_ID, "bot_id": BOT_ID, "ts": message_ts, "text": ""},
             "response_url": response_url,
-            "actions": [action],
         }
-    )
+    payload["actions"] = [action]
+    return interactivity(payload)
 
 
 def view_submission(

@@ -1,10 +1,11 @@
-"""FakeWorkspace: what Slack remembers behind FakeSlackApi — messages, thread statuses, users, views.
+"""FakeWorkspace: what Slack remembers behind FakeSlackApi — messages, thread statuses, users, user groups,
+views.
 
 It answers the Web API methods the bot uses from that memory, as Slack would (`ok: false` with Slack's error
-codes via `SlackError`). It knows only what was posted through the fake or seeded with `add_message` /
-`add_user`. The identities here (team, app, bot user, bot token) are the ones `slack_events` puts in the event
-bodies, so a bot wired to both sees one consistent workspace. Not thread-safe: FakeSlackApi holds its lock
-around every use.
+codes via `SlackError`). It knows only what was posted through the fake or seeded with `add_message`,
+`add_user` and `set_group_members`. The identities here (team, app, bot user, bot token) are the ones
+`slack_events` puts in the event bodies, so a bot wired to both sees one consistent workspace. Not
+thread-safe: FakeSlackApi holds its lock around every use.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class FakeWorkspace:
         self._users: dict[str, dict[str, Any]] = {}
         self._views: dict[str, dict[str, Any]] = {}
         self._view_count = 0
+        self._groups: dict[str, list[str]] = {}  # user group id (S…) → member ids
         self._methods: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             "api.test": lambda params: {"args": params},
             "auth.test": self._auth_test,
@@ -80,6 +82,7 @@ class FakeWorkspace:
             "views.open": self._views_open,
             "views.update": self._views_update,
             "views.publish": self._views_publish,
+            "usergroups.users.list": self._usergroup_members,
         }
 
     # -- what tests seed and read ---------------------------------------------------------------------------
@@ -101,6 +104,10 @@ class FakeWorkspace:
         self._users[user_id] = _user(
             user_id, self.team_id, name=name, real_name=real_name or name, tz=tz, is_bot=is_bot
         )
+
+    def set_group_members(self, usergroup: str, members: list[str]) -> None:
+        """Who belongs to user group `usergroup` (S…) from now on, as usergroups.users.list answers."""
+        self._groups[usergroup] = list(members)
 
     def messages_in(self, channel: str, thread_ts: str | None = None) -> list[Message]:
         """The replies in `thread_ts`'s thread (without its parent), or with no `thread_ts` the channel's top-level
@@ -246,6 +253,12 @@ class FakeWorkspace:
     def _views_publish(self, params: dict[str, Any]) -> dict[str, Any]:
         user_id = _required(params, "user_id", error="user_not_found")
         return {"view": self._store_view(f"VHOME{user_id}", _view_of(params))}
+
+    def _usergroup_members(self, params: dict[str, Any]) -> dict[str, Any]:
+        usergroup = _required(params, "usergroup", error="no_such_subteam")
+        if usergroup not in self._groups:
+            raise SlackError("no_such_subteam")
+        return {"users": list(self._groups[usergroup])}
 
     def _store_view(self, view_id: str, view: Mapping[str, Any]) -> dict[str, Any]:
         stored = {

@@ -16,6 +16,7 @@ import uvicorn
 from agent import Agent, BuiltinToolEntry, HttpToolEntry, OpenAIBrain, Tool, build_tools
 from agent.brains.chat import ChatCompletionsClient
 from bot.config_file import defaults_dir
+from bot.review.config import ReviewConfig
 from bot.settings import Settings
 from bot.slack.app import SlackBot, slack_client
 from bot.store import Database
@@ -128,6 +129,7 @@ async def running_bot(
     workers: int = 4,
     tools: Sequence[ToolChoice] = ("calculator", "knowledge_lookup", "get_weather"),
     update_interval_s: float = UPDATE_INTERVAL_S,
+    review: ReviewConfig | None = None,
     **config: Any,
 ) -> AsyncIterator[RunningBot]:
     settings = settings_for(slack, workers=workers)
@@ -139,6 +141,7 @@ async def running_bot(
             client=slack_client(settings),
             llm_url=llm_base_url,
             update_interval_s=update_interval_s,
+            review=review,
         )
         async with serve(bot) as url, httpx.AsyncClient(trust_env=False, timeout=DEFAULT_POST_TIMEOUT_S) as slack_side:
             yield RunningBot(url, bot, slack, slack_side)

@@ -1,0 +1,310 @@
+"""`/parley`: a person's history in Slack, answered at once and only to them (ephemeral).
+
+    /parley runs [STATUS]   the newest runs you asked (a reviewer: everyone's), only of STATUS if given
+    /parley show RUN_ID     one run, by id or a unique prefix of 6+ characters: to its asker or a reviewer
+    /parley help            how to use it
+
+The answer rides on the acknowledgement, which Slack wants within 3 seconds, so every read is bounded
+(`history.reading`). A run too long for one message goes on in more ephemeral messages through the command's
+response_url; nothing is cut.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import aiohttp
+from pydantic import BaseModel, ConfigDict, ValidationError
+from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
+from slack_sdk.errors import SlackClientError
+
+from agent import RunStatus
+from bot.review.authority import Reviewers
+from bot.slack.blocks import (
+    FOOTNOTE,
+    RUN_ID_CHARS,
+    SlackMessage,
+    _contexts,
+    _count,
+    _header,
+    _pack,
+    _section,
+    _sections,
+    _short,
+    escape,
+)
+from bot.slack.history import HistoryUnavailable, person, reading, run_entry, status_emoji, when
+from bot.store.database import Database
+from bot.store.models import EscalationRecord, Run, ToolCallRecord
+from bot.store.queries import (
+    MIN_PREFIX,
+    AmbiguousRun,
+    RunFilter,
+    RunTrace,
+    UnknownRun,
+    list_runs,
+    load_trace,
+    resolve_run_id,
+)
+
+log = logging.getLogger(__name__)
+
+COMMAND = "/parley"
+LIST_SIZE = 15
+STEP_LINES = 20
+ARGUMENT_CHARS = 120
+RUN_ID_INPUT_CHARS = 64  # a run id is at most 64 characters (runs.id)
+VALID_STATUSES = ", ".join(f"`{status.value}`" for status in RunStatus)
+
+# What people read, in one place.
+USAGE = "\n".join(
+    [
+        "*Parley's history, just for you*",
+        "`/parley runs` — your newest runs (reviewers see everyone's)",
+        f"`/parley runs STATUS` — only the runs with that status: {VALID_STATUSES}",
+        f"`/parley show RUN_ID` — one run in full (its id, or its first {MIN_PREFIX} or more characters)",
+        "`/parley help` — this help",
+    ]
+)
+HOME_HINT = "Parley's Home tab lists your runs too, page by page."
+UNKNOWN_COMMAND = "I don't know `{word}`."
+UNKNOWN_STATUS = "There is no status `{status}`. Valid statuses: {valid}."
+ONE_STATUS = "`/parley runs` takes at most one status."
+NEED_RUN_ID = f"Which run? `/parley show RUN_ID` — its id, or its first {MIN_PREFIX} or more characters."
+ONE_RUN_ID = "`/parley show` takes one run id."
+TOO_SHORT = f" Give the whole id or at least {MIN_PREFIX} characters."
+NO_RUN_OF_YOURS = "No run of yours matches `{wanted}`. You can see the runs you asked; reviewers can see every run."
+NO_RUN = "No run matches `{wanted}`."
+AMBIGUOUS = "`{wanted}` matches more than one run; give more characters."
+MINE_HEADING = "*Your newest runs*"
+EVERYONE_HEADING = "*Everyone's newest runs* (you are a reviewer)"
+OF_STATUS = " · status `{status}`"
+NONE_FOUND = "No runs{of_status} yet."
+MORE = "Showing the newest {count}. `/parley show RUN_ID` shows one run in full."
+RUN_TITLE = "Run {run}"
+QUESTION = "*Question*"
+ANSWER = "*Answer*"
+NO_ANSWER = "_No answer yet._"
+SOURCES = "*Sources*"
+MISSING = "*Missing*"
+STEPS = "*Steps*"
+NO_STEPS = "_No steps recorded._"
+MORE_STEPS = "… {count} more: `parley runs show {run}` on the server has the whole trace"
+REVIEW = "*Review* · {status}: {why}"
+HELD = "held action: {call}"
+DECIDED = "{decision} by {person}, {when}"
+DECISION_REASON = "reason: {reason}"
+
+
+class SlashCommand(BaseModel):
+    """The fields of Slack's slash-command form that Parley reads."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    user_id: str
+    text: str = ""
+
+
+class ParleyCommand:
+    """Answers `/parley …` from the store, for the person who typed it."""
+
+    def __init__(self, db: Database, reviewers: Reviewers) -> None:
+        self._db = db
+        self._reviewers = reviewers
+
+    async def on_command(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
+        try:
+            command = SlashCommand.model_validate(body)
+        except ValidationError:
+            await ack(response_type="ephemeral", text=USAGE)
+            return
+        first, *more = await self.answer(command.user_id, command.text)
+        await ack(response_type="ephemeral", text=first.text, blocks=first.blocks)
+        for message in more:
+            await _follow_up(respond, message)
+
+    async def answer(self, user: str, text: str) -> list[SlackMessage]:
+        """What `user` sees for `/parley text`: one message, or several for a long run."""
+        verb, *arguments = text.split() or ["help"]
+        try:
+            if verb.lower() == "runs":
+                return [await self._runs(user, arguments)]
+            if verb.lower() == "show":
+                return await self._show(user, arguments)
+        except HistoryUnavailable as exc:
+            return [_notice(str(exc))]
+        if verb.lower() == "help":
+            return [_notice(USAGE, HOME_HINT)]
+        return [_notice(UNKNOWN_COMMAND.format(word=escape(_short(verb, 40))) + "\n\n" + USAGE)]
+
+    async def _runs(self, user: str, arguments: list[str]) -> SlackMessage:
+        if len(arguments) > 1:
+            return _notice(ONE_STATUS + "\n\n" + USAGE)
+        status = None
+        if arguments:
+            try:
+                status = RunStatus(arguments[0].lower())
+            except ValueError:
+                wrong = escape(_short(arguments[0], 40))
+                return _notice(UNKNOWN_STATUS.format(status=wrong, valid=VALID_STATUSES))
+        async with reading():
+            reviewer = await self._reviewers.is_reviewer(user)
+            filters = RunFilter(statuses=[status.value] if status else (), asker=None if reviewer else user)
+            page = await list_runs(self._db, filters, limit=LIST_SIZE)
+        of_status = OF_STATUS.format(status=status.value) if status else ""
+        heading = (EVERYONE_HEADING if reviewer else MINE_HEADING) + of_status
+        if not page.runs:
+            return _notice(heading, NONE_FOUND.format(of_status=of_status))
+        blocks = [_section(heading), *[_section(run_entry(run, asker=reviewer)) for run in page.runs]]
+        if page.next_cursor:
+            blocks += _contexts(MORE.format(count=LIST_SIZE))
+        return _pack(blocks)[0]  # a page of short entries fits one message
+
+    async def _show(self, user: str, arguments: list[str]) -> list[SlackMessage]:
+        if not arguments:
+            return [_notice(NEED_RUN_ID)]
+        if len(arguments) > 1:
+            return [_notice(ONE_RUN_ID + " " + NEED_RUN_ID)]
+        wanted = arguments[0][:RUN_ID_INPUT_CHARS]
+        shown = escape(wanted)
+        async with reading():
+            reviewer = await self._reviewers.is_reviewer(user)
+            try:
+                # Anyone but a reviewer looks among their own runs only: another's run is as if it did not exist.
+                run_id = await resolve_run_id(self._db, wanted, asker=None if reviewer else user)
+                trace = await load_trace(self._db, run_id)
+            except UnknownRun:
+                refusal = NO_RUN if reviewer else NO_RUN_OF_YOURS
+                return [_notice(refusal.format(wanted=shown) + (TOO_SHORT if len(wanted) < MIN_PREFIX else ""))]
+            except AmbiguousRun:
+                return [_notice(AMBIGUOUS.format(wanted=shown))]
+        return run_messages(trace)
+
+
+def register_commands(app: AsyncApp, db: Database, reviewers: Reviewers) -> ParleyCommand:
+    """Answer `/parley` (the command the app manifest declares)."""
+    command = ParleyCommand(db, reviewers)
+    app.command(COMMAND)(command.on_command)
+    return command
+
+
+def run_messages(trace: RunTrace) -> list[SlackMessage]:
+    """One run as people may read it in Slack: question, outcome, answer, sources, steps, review."""
+    run = trace.run
+    blocks = [
+        _header(RUN_TITLE.format(run=run.id[:RUN_ID_CHARS])),
+        *_sections(f"{QUESTION}\n{escape(run.question)}"),
+        *_contexts(_outcome(run)),
+        *_sections(f"{ANSWER}\n{escape(run.answer)}" if run.answer and run.answer.strip() else NO_ANSWER),
+        *_sources(run.citations),
+        *_missing(run.missing),
+        *_sections(_steps(trace)),
+        *[block for escalation in trace.escalations for block in _sections(_review(escalation))],
+    ]
+    return _pack(blocks)
+
+
+def _outcome(run: Run) -> str:
+    parts = [f"{status_emoji(run.status)} *{escape(run.status)}*"]
+    if run.termination_reason:
+        parts.append(escape(run.termination_reason))
+    parts += [
+        _count(run.steps, "step"),
+        _count(run.tool_calls, "tool call"),
+        f"{run.retries} {'retry' if run.retries == 1 else 'retries'}",
+        f"asked by {person(run.asker)}",
+        when(run.created_at),
+        f"run `{escape(run.id)}`",
+    ]
+    return " · ".join(parts)
+
+
+def _sources(citations: list[Any]) -> list[dict[str, Any]]:
+    lines = []
+    for citation in citations:
+        if not isinstance(citation, dict):
+            continue
+        arguments = ", ".join(f"{key}={_value(value)}" for key, value in (citation.get("arguments") or {}).items())
+        footnote = FOOTNOTE.format(
+            marker=citation.get("marker", ""),
+            tool=citation.get("tool", ""),
+            arguments=arguments,
+            step=citation.get("step"),
+        )
+        lines.append(escape(footnote))
+    return _contexts(SOURCES + "\n" + "\n".join(lines)) if lines else []
+
+
+def _missing(items: list[Any]) -> list[dict[str, Any]]:
+    if not items:
+        return []
+    return _sections(MISSING + "\n" + "\n".join(f"• {escape(str(item))}" for item in items))
+
+
+def _steps(trace: RunTrace) -> str:
+    calls: dict[int, list[ToolCallRecord]] = {}
+    for call in trace.tool_calls:
+        calls.setdefault(call.step, []).append(call)
+    lines = []
+    for step in trace.steps:
+        done = ", ".join(_call(call) for call in calls.get(step.step, []))
+        lines.append(f"{step.step}. {escape(step.decision)}" + (f": {done}" if done else ""))
+    if not lines:
+        return f"{STEPS}\n{NO_STEPS}"
+    shown = lines[:STEP_LINES]
+    if folded := len(lines) - len(shown):
+        shown.append(MORE_STEPS.format(count=_count(folded, "step"), run=escape(trace.run.id)))
+    return STEPS + "\n" + "\n".join(shown)
+
+
+def _call(call: ToolCallRecord) -> str:
+    outcome = (
+        "✓" if call.ok else f"✗ {call.error_code or 'failed'}" + (f" ({call.error_level})" if call.error_level else "")
+    )
+    retried = f" ↻{call.retries}" if call.retries else ""
+    return escape(f"{call.tool}({_arguments(call.arguments)}) {outcome}{retried}")
+
+
+def _review(escalation: EscalationRecord) -> str:
+    why = " · ".join(part for part in (escalation.kind, escalation.reason, escalation.level) if part)
+    if escalation.message:
+        why += " — " + escalation.message
+    lines = [REVIEW.format(status=escape(escalation.status), why=escape(why))]
+    if escalation.tool:
+        lines.append(HELD.format(call=escape(f"{escalation.tool}({_arguments(escalation.arguments)})")))
+    if escalation.decided_at is not None:
+        decider = person(escalation.decided_by) if escalation.decided_by else "?"
+        lines.append(
+            DECIDED.format(decision=escape(escalation.status), person=decider, when=when(escalation.decided_at))
+        )
+        if escalation.decision_reason:
+            lines.append(DECISION_REASON.format(reason=escape(escalation.decision_reason)))
+    return "\n".join(lines)
+
+
+def _arguments(arguments: Any) -> str:
+    if not isinstance(arguments, dict):
+        return "" if arguments is None else _short(_value(arguments), ARGUMENT_CHARS)
+    return _short(", ".join(f"{key}={_value(value)}" for key, value in arguments.items()), ARGUMENT_CHARS)
+
+
+def _value(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _notice(*paragraphs: str) -> SlackMessage:
+    blocks = [block for paragraph in paragraphs for block in _sections(paragraph)]
+    return SlackMessage(text=paragraphs[0], blocks=blocks)
+
+
+async def _follow_up(respond: AsyncRespond, message: SlackMessage) -> None:
+    """A further ephemeral message through the command's response_url (Slack allows five in 30 minutes)."""
+    try:
+        response = await respond(response_type="ephemeral", text=message.text, blocks=message.blocks)
+    except (SlackClientError, aiohttp.ClientError, OSError, TimeoutError, ValueError) as exc:
+        log.warning("could not send the rest of a /parley answer: %s", exc)
+        return
+    if response.status_code != 200:
+        log.warning("Slack refused the rest of a /parley answer: HTTP %s %s", response.status_code, response.body)

@@ -1,0 +1,273 @@
+"""The Home tab: a person's recent runs and, for reviewers, what waits for review and how runs ended.
+
+Read-only: decisions on escalations are taken in the reviewer channel. The tab is published when someone
+opens it and again on every "Older" / "Newer" click. Each list shows a page of ten; every button carries
+where all the lists stand (`HomePages`), so a click moves one list and leaves the others where they were.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from slack_bolt.async_app import AsyncAck, AsyncApp
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.web.async_client import AsyncWebClient
+from sqlalchemy import select, tuple_
+
+from agent import ConfigError
+from bot.review.authority import Reviewers
+from bot.review.service import pending_escalations
+from bot.slack.blocks import _contexts, _header, _section
+from bot.slack.history import ENDED, HistoryUnavailable, escalation_entry, reading, run_entry
+from bot.store.database import Database
+from bot.store.models import EscalationRecord, Run
+from bot.store.queries import LIST_COLUMNS, RunFilter, decode_cursor, encode_cursor, list_runs
+
+log = logging.getLogger(__name__)
+
+PAGE_SIZE = 10
+PAGE_ACTION = "parley_home_page"  # `parley_home_page.previous` / `.next`: unique within their actions block
+PAGE_ACTIONS = re.compile(rf"^{PAGE_ACTION}(\.\w+)?$")
+CALLBACK_ID = "parley_home"
+# No 3-second rule here: Slack's event (or click) is acknowledged before the listener reads anything.
+HOME_BUDGET_S = 10.0
+MAX_OFFSET = 100_000
+POSITION_CHARS = 200
+
+# What people read, in one place.
+MINE_TITLE = "Your questions"
+MINE_NOTE = "Newest first, {size} at a time."
+MINE_EMPTY = "You haven't asked Parley anything yet. Mention me in a channel, or send me a direct message."
+WAITING_TITLE = "Waiting for review"
+WAITING_NOTE = "Oldest first. Decisions are taken in the reviewer channel; this tab only shows them."
+WAITING_EMPTY = "Nothing is waiting for review."
+ENDED_TITLE = "Recent terminations"
+ENDED_NOTE = "Everyone's finished runs, newest first, with the reason each one ended."
+ENDED_EMPTY = "No run has finished yet."
+# The buttons: a run list goes from newer to older pages, the waiting list from older to newer ones.
+NEWER_BACK, OLDER_ON = "← Newer", "Older →"
+OLDER_BACK, NEWER_ON = "← Older", "Newer →"
+UNAVAILABLE_TITLE = "Parley"
+UNAVAILABLE = "⚠️ {problem}"
+
+_NEWER, _OLDER = "newer:", "older:"
+
+T = TypeVar("T")
+
+
+class HomePages(BaseModel):
+    """Where each list of the Home tab stands: a run list's position (`""` for its newest page, `older:CURSOR`
+    or `newer:CURSOR` from `encode_cursor`), the waiting list's offset. Carried in the page buttons' values."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mine: str = Field("", max_length=POSITION_CHARS)
+    waiting: int = Field(0, ge=0, le=MAX_OFFSET)
+    ended: str = Field("", max_length=POSITION_CHARS)
+
+    def encode(self) -> str:
+        return self.model_dump_json()
+
+    @classmethod
+    def decode(cls, value: str) -> HomePages:
+        """The positions a button carried; anything else (an old or forged value) is the first pages."""
+        try:
+            return cls.model_validate_json(value or "{}")
+        except ValidationError:
+            log.info("a Home page button carried a value that is not Home positions; showing the first pages")
+            return cls()
+
+
+@dataclass(frozen=True)
+class Window(Generic[T]):
+    """One page of a list and the positions of the pages either side of it (None: there is none)."""
+
+    entries: Sequence[T]
+    before: str | int | None = None
+    after: str | int | None = None
+
+
+class HomeTab:
+    """Builds and publishes the Home view of one person."""
+
+    def __init__(self, db: Database, reviewers: Reviewers) -> None:
+        self._db = db
+        self._reviewers = reviewers
+
+    async def on_opened(self, body: dict[str, Any], client: AsyncWebClient) -> None:
+        try:
+            opened = _HomeOpened.model_validate(body).event
+        except ValidationError as exc:
+            log.info("ignored an app_home_opened event Parley cannot read (%s problem(s))", exc.error_count())
+            return
+        if opened.tab == "home":  # the Messages tab is the DM: nothing to publish
+            await self.publish(client, opened.user, HomePages())
+
+    async def on_page(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+        await ack()
+        try:
+            click = _PageClick.model_validate(body)
+        except ValidationError as exc:
+            log.info("ignored a Home page click Parley cannot read (%s problem(s))", exc.error_count())
+            return
+        await self.publish(client, click.user.id, HomePages.decode(click.actions[0].value))
+
+    async def publish(self, client: AsyncWebClient, user: str, pages: HomePages) -> None:
+        try:
+            view = await self.view(user, pages)
+        except HistoryUnavailable as exc:
+            view = _view([_header(UNAVAILABLE_TITLE), _section(UNAVAILABLE.format(problem=exc))])
+        try:
+            await client.views_publish(user_id=user, view=view)
+        except (SlackApiError, SlackClientError, OSError) as exc:
+            log.warning("could not publish the Home tab of %s: %s", user, exc)
+
+    async def view(self, user: str, pages: HomePages) -> dict[str, Any]:
+        """The Home view for `user` at `pages`; raises HistoryUnavailable when the store cannot be read."""
+        async with reading(HOME_BUDGET_S):
+            mine = await runs_window(self._db, RunFilter(asker=user), pages.mine)
+            reviewer = await self._reviewers.is_reviewer(user)
+            waiting = await waiting_window(self._db, pages.waiting) if reviewer else None
+            ended = await runs_window(self._db, RunFilter(statuses=ENDED), pages.ended) if reviewer else None
+        blocks = [
+            _header(MINE_TITLE),
+            *_contexts(MINE_NOTE.format(size=PAGE_SIZE)),
+            *[_section(run_entry(run)) for run in mine.entries],
+            *([] if mine.entries else [_section(MINE_EMPTY)]),
+            *_nav("home_mine_pages", pages, "mine", mine, (NEWER_BACK, OLDER_ON)),
+        ]
+        if waiting is not None:
+            blocks += [
+                {"type": "divider"},
+                _header(WAITING_TITLE),
+                *_contexts(WAITING_NOTE),
+                *[_section(escalation_entry(escalation, run)) for escalation, run in waiting.entries],
+                *([] if waiting.entries else [_section(WAITING_EMPTY)]),
+                *_nav("home_waiting_pages", pages, "waiting", waiting, (OLDER_BACK, NEWER_ON)),
+            ]
+        if ended is not None:
+            blocks += [
+                {"type": "divider"},
+                _header(ENDED_TITLE),
+                *_contexts(ENDED_NOTE),
+                *[_section(run_entry(run, asker=True)) for run in ended.entries],
+                *([] if ended.entries else [_section(ENDED_EMPTY)]),
+                *_nav("home_ended_pages", pages, "ended", ended, (NEWER_BACK, OLDER_ON)),
+            ]
+        return _view(blocks, pages)
+
+
+def register_home(app: AsyncApp, db: Database, reviewers: Reviewers) -> HomeTab:
+    """Publish the Home tab when someone opens it, and again on its page buttons. Call it before registering
+    any catch-all event listener: bolt hands an event to the first listener that matches."""
+    home = HomeTab(db, reviewers)
+    app.event("app_home_opened")(home.on_opened)
+    app.action(PAGE_ACTIONS)(home.on_page)
+    return home
+
+
+async def runs_window(db: Database, filters: RunFilter, position: str) -> Window[Run]:
+    """A page of runs, newest first, at `position`; an unreadable position is the newest page."""
+    direction, _, cursor = position.partition(":")
+    try:
+        if cursor and direction + ":" == _NEWER:
+            return await _newer_window(db, filters, cursor)
+        if cursor and direction + ":" == _OLDER:
+            page = await list_runs(db, filters, limit=PAGE_SIZE, cursor=cursor)
+            if page.runs:
+                after = _OLDER + page.next_cursor if page.next_cursor else None
+                return Window(page.runs, _NEWER + encode_cursor(page.runs[0]), after)
+    except ConfigError:
+        log.info("a Home page position is not a cursor; showing the newest page")
+    page = await list_runs(db, filters, limit=PAGE_SIZE)
+    return Window(page.runs, None, _OLDER + page.next_cursor if page.next_cursor else None)
+
+
+async def _newer_window(db: Database, filters: RunFilter, cursor: str) -> Window[Run]:
+    # The page just above `cursor`'s run: the PAGE_SIZE runs nearest to it, read upwards, shown newest first.
+    created_at, run_id = decode_cursor(cursor)
+    after_cursor = tuple_(Run.created_at, Run.id) > tuple_(created_at, run_id)
+    stmt = filters.apply(select(*LIST_COLUMNS)).where(after_cursor)
+    stmt = stmt.order_by(Run.created_at.asc(), Run.id.asc()).limit(PAGE_SIZE + 1)
+    async with db.sessions() as session:
+        rows = (await session.execute(stmt)).all()
+    if len(rows) <= PAGE_SIZE:  # nothing newer than these: the newest page, full
+        page = await list_runs(db, filters, limit=PAGE_SIZE)
+        return Window(page.runs, None, _OLDER + page.next_cursor if page.next_cursor else None)
+    runs = [Run(**row._mapping) for row in reversed(rows[:PAGE_SIZE])]
+    return Window(runs, _NEWER + encode_cursor(runs[0]), _OLDER + encode_cursor(runs[-1]))
+
+
+async def waiting_window(db: Database, offset: int) -> Window[tuple[EscalationRecord, Run]]:
+    """A page of the escalations waiting for a decision, oldest first."""
+    found = await pending_escalations(db, limit=PAGE_SIZE + 1, offset=offset)
+    if not found and offset:
+        return await waiting_window(db, 0)
+    before = max(0, offset - PAGE_SIZE) if offset else None
+    after = offset + PAGE_SIZE if len(found) > PAGE_SIZE and offset + PAGE_SIZE <= MAX_OFFSET else None
+    return Window(found[:PAGE_SIZE], before, after)
+
+
+def _nav(
+    block_id: str, pages: HomePages, field: str, window: Window[Any], labels: tuple[str, str]
+) -> list[dict[str, Any]]:
+    """The buttons to the pages before and after `window`, each carrying every list's position."""
+    buttons = []
+    for suffix, label, position in (("previous", labels[0], window.before), ("next", labels[1], window.after)):
+        if position is None:
+            continue
+        value = pages.model_copy(update={field: position}).encode()
+        buttons.append(
+            {
+                "type": "button",
+                "action_id": f"{PAGE_ACTION}.{suffix}",
+                "text": {"type": "plain_text", "text": label},
+                "value": value,
+            }
+        )
+    return [{"type": "actions", "block_id": block_id, "elements": buttons}] if buttons else []
+
+
+def _view(blocks: list[dict[str, Any]], pages: HomePages | None = None) -> dict[str, Any]:
+    view: dict[str, Any] = {"type": "home", "callback_id": CALLBACK_ID, "blocks": blocks}
+    if pages is not None:
+        view["private_metadata"] = pages.encode()  # what this view shows; the buttons carry their own
+    return view
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    type: Literal["app_home_opened"]
+    user: str
+    tab: str | None = None
+
+
+class _HomeOpened(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    event: _Event
+
+
+class _User(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    id: str
+
+
+class _Action(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    value: str = ""
+
+
+class _PageClick(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    user: _User
+    actions: list[_Action] = Field(min_length=1)
