@@ -1,0 +1,24 @@
+"""The timed jobs: remind reviewers, expire undecided escalations, end stale runs, purge old payloads.
+
+Each job runs on every replica's scheduler but, through its lease in `job_leases`, once per interval
+across all of them; each item a job handles is claimed with a conditional UPDATE, so none is handled twice.
+"""
+
+from bot.jobs.leases import claim, release
+from bot.jobs.notifier import Notifier, SilentNotifier
+from bot.jobs.scheduler import Jobs
+from bot.jobs.sweeps import SWEEPS, Sweep, expire, purge, recover_stale, remind
+
+__all__ = [
+    "SWEEPS",
+    "Jobs",
+    "Notifier",
+    "SilentNotifier",
+    "Sweep",
+    "claim",
+    "expire",
+    "purge",
+    "recover_stale",
+    "release",
+    "remind",
+]

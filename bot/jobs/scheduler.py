@@ -1,0 +1,171 @@
+"""Jobs: the timed jobs on APScheduler, each tick guarded by its lease so one replica runs each job.
+
+Every `job_interval_s` each job ticks: claim its lease → run its sweep with `now = clock()` → release the
+lease with the outcome. A sweep that raises is logged in one line and released with the error; it stops
+neither the other jobs nor the scheduler. `run_due` does one pass of every job through the same path, for
+tests and the command line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import os
+import secrets
+import socket
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from bot.jobs.leases import claim, release
+from bot.jobs.notifier import Notifier
+from bot.jobs.sweeps import SWEEPS, Sweep
+from bot.review.config import ReviewConfig
+from bot.store.database import Database
+
+log = logging.getLogger(__name__)
+
+# How long a tick may hold its job's lease; its sweep is cut off there, so a lease outlives no sweep. A
+# replica that dies holding a lease delays that job by at most this long.
+DEFAULT_LEASE_S = 300.0
+# A job is due again after 90 % of its interval: ticks jitter by milliseconds, and a tick that comes a
+# hair early must not skip a whole interval. Two replicas still run a job at most once per 0.9 intervals.
+DUE_TOLERANCE = 0.1
+SHUTDOWN_GRACE_S = 10.0
+MAX_OUTCOME_CHARS = 500
+
+
+def default_owner() -> str:
+    """This process among the replicas: host, pid, and a random tag (pids repeat across restarts)."""
+    return f"{socket.gethostname()[:80]}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+class Jobs:
+    """The timed jobs of one process: reminders, expiry, stale-run recovery and payload purge."""
+
+    def __init__(
+        self,
+        db: Database,
+        config: ReviewConfig,
+        notifier: Notifier,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        owner: str | None = None,
+        lease_s: float = DEFAULT_LEASE_S,
+        sweeps: Mapping[str, Sweep] = SWEEPS,
+    ) -> None:
+        self._db = db
+        self._config = config
+        self._notifier = notifier
+        self._clock = clock or (lambda: datetime.now(UTC))
+        self.owner = owner or default_owner()
+        self._lease_s = lease_s
+        self._sweeps = dict(sweeps)
+        self._scheduler: AsyncIOScheduler | None = None
+        self._ticks: set[asyncio.Task[object]] = set()
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._sweeps)
+
+    def start(self) -> None:
+        """Schedule every job on the running event loop; the first ticks come at once."""
+        if self._scheduler is not None:
+            raise RuntimeError("the timed jobs are already started")
+        interval = self._config.job_interval_s
+        scheduler = AsyncIOScheduler(timezone=UTC, event_loop=asyncio.get_running_loop())
+        first = datetime.now(UTC)
+        for name in self._sweeps:
+            scheduler.add_job(
+                self._tick,
+                "interval",
+                seconds=interval,
+                args=(name,),
+                id=name,
+                name=f"parley {name}",
+                next_run_time=first,  # a job that fell due while Parley was down runs now (if its lease says so)
+                coalesce=True,  # ticks missed while the loop was busy run once, not once each
+                max_instances=1,
+                misfire_grace_time=max(1, math.ceil(interval)),
+            )
+        scheduler.start()
+        self._scheduler = scheduler
+
+    async def shutdown(self, *, grace_s: float = SHUTDOWN_GRACE_S) -> None:
+        """No new ticks; ticks under way get `grace_s` to finish, then are cancelled (releasing their leases)."""
+        scheduler, self._scheduler = self._scheduler, None
+        if scheduler is None:
+            return
+        scheduler.pause()
+        running = set(self._ticks)
+        if running:
+            _, late = await asyncio.wait(running, timeout=grace_s)
+            for task in late:
+                task.cancel()
+            if late:
+                await asyncio.wait(late, timeout=grace_s)
+        scheduler.shutdown(wait=False)
+        await asyncio.sleep(0)  # AsyncIOScheduler shuts down on the loop's next turn
+
+    async def run_due(self, now: datetime | None = None) -> dict[str, int | None]:
+        """Run every job once, in order, through the lease: items handled per job, None when not run
+        (another replica holds the lease, the job is not due, or it failed — see `job_leases`)."""
+        return {name: await self._run(name, now) for name in self._sweeps}
+
+    async def _tick(self, name: str) -> None:
+        task = asyncio.current_task()
+        assert task is not None  # APScheduler runs coroutine jobs as tasks
+        self._ticks.add(task)
+        try:
+            await self._run(name, None)
+        finally:
+            self._ticks.discard(task)
+
+    async def _run(self, name: str, now: datetime | None) -> int | None:
+        started = now or self._clock()
+        due_after_s = self._config.job_interval_s * (1 - DUE_TOLERANCE)
+        try:
+            claimed = await claim(
+                self._db, name, self.owner, now=started, interval_s=due_after_s, lease_s=self._lease_s
+            )
+        except Exception as exc:
+            log.warning("timed job %s: could not claim its lease: %s", name, _describe(exc))
+            return None
+        if not claimed:
+            return None
+        handled: int | None = None
+        bound = asyncio.timeout(self._lease_s)
+        try:
+            async with bound:
+                handled = await self._sweeps[name](self._db, self._config, self._notifier, now=started)
+            outcome = f"ok: {handled} handled"
+        except asyncio.CancelledError:
+            await self._release(name, now, "cancelled: Parley was shutting down")
+            raise
+        except Exception as exc:
+            if isinstance(exc, TimeoutError) and bound.expired():
+                problem = f"ran past its lease of {self._lease_s:g} s and was stopped"
+            else:
+                problem = _describe(exc)
+            log.error("timed job %s failed: %s", name, problem)
+            outcome = f"error: {problem}"
+        await self._release(name, now, outcome)
+        return handled
+
+    async def _release(self, name: str, now: datetime | None, outcome: str) -> None:
+        try:
+            released = await release(
+                self._db, name, self.owner, now=now or self._clock(), outcome=outcome[:MAX_OUTCOME_CHARS]
+            )
+        except Exception as exc:  # the lease runs out by itself
+            log.warning("timed job %s: could not release its lease: %s", name, _describe(exc))
+            return
+        if not released:
+            log.warning("timed job %s: its lease had run out and was taken over before it finished", name)
+
+
+def _describe(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())[:300]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

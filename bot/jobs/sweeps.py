@@ -1,0 +1,307 @@
+"""The timed jobs' sweeps: remind reviewers, expire undecided escalations, end stale runs, purge payloads.
+
+Each sweep is given `now` (the scheduler's clock) and returns how many items it handled. Every item is
+handled in its own short transaction and claimed by a conditional UPDATE, so two replicas sweeping at the
+same instant never handle one item twice; the notifier is told after the commit, once per item claimed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from sqlalchemy import func, null, select, update
+
+from agent import Limits, RunStatus, TerminationReason
+from bot.jobs.notifier import Notifier, SilentNotifier
+from bot.review.config import ReviewConfig
+from bot.review.service import Decision, settle
+from bot.store.database import Database
+from bot.store.models import AuditEvent, EscalationRecord, Run, Step, ToolCallRecord
+
+__all__ = ["SWEEPS", "Notifier", "SilentNotifier", "Sweep", "expire", "purge", "recover_stale", "remind"]
+
+log = logging.getLogger(__name__)
+
+ACTOR = "parley:scheduler"
+MAX_ITEMS_PER_PASS = 500  # a pass stays short; whatever is left is the next tick's
+PURGE_BATCH = 1000
+DEFAULT_RUN_BUDGET_S = Limits().run_timeout_s  # for runs recorded without their limits
+
+# What the thread is told when a run was left behind by a process that died.
+STALE_RUNNING = (
+    "Parley stopped (a crash or restart) before it finished this question; nothing after step {steps} was done. "
+    "Please ask again."
+)
+STALE_RUNNING_NO_STEP = (
+    "Parley stopped (a crash or restart) before it finished this question, before its first step was done. "
+    "Please ask again."
+)
+STALE_QUEUED = (
+    "Parley stopped (a crash or restart) before it started on this question, so nothing was done. Please ask again."
+)
+
+
+class Sweep(Protocol):
+    """One timed job: handle what is due at `now`, return how many items were handled."""
+
+    async def __call__(self, db: Database, config: ReviewConfig, notifier: Notifier, *, now: datetime) -> int: ...
+
+
+async def remind(db: Database, config: ReviewConfig, notifier: Notifier, *, now: datetime) -> int:
+    """Nudge reviewers once about escalations pending longer than `remind_after_minutes`.
+
+    Escalations already past `expire_after_hours` are left to `expire` (no reminder for a dead request).
+    """
+    due = now - timedelta(minutes=config.remind_after_minutes)
+    expiring = now - timedelta(hours=config.expire_after_hours)
+    async with db.sessions() as session:
+        ids = (
+            await session.scalars(
+                select(EscalationRecord.id)
+                .where(
+                    EscalationRecord.status == "pending",
+                    EscalationRecord.reminded_at.is_(None),
+                    EscalationRecord.created_at < due,
+                    EscalationRecord.created_at > expiring,
+                )
+                .order_by(EscalationRecord.created_at, EscalationRecord.id)
+                .limit(MAX_ITEMS_PER_PASS)
+            )
+        ).all()
+    handled = 0
+    for escalation_id in ids:
+        claimed = await _claim_reminder(db, escalation_id, now)
+        if claimed is None:
+            continue  # decided meanwhile, or another replica reminded first
+        handled += 1
+        await _tell(notifier.remind, *claimed, what=f"the reminder for escalation {escalation_id}")
+    return handled
+
+
+async def expire(db: Database, config: ReviewConfig, notifier: Notifier, *, now: datetime) -> int:
+    """Settle as `expired` every escalation pending longer than `expire_after_hours` (run → `expired`)."""
+    cutoff = now - timedelta(hours=config.expire_after_hours)
+    reason = f"no decision within {config.expire_after_hours:g} h"
+    async with db.sessions() as session:
+        run_ids = (
+            await session.scalars(
+                select(EscalationRecord.run_id)
+                .where(EscalationRecord.status == "pending", EscalationRecord.created_at < cutoff)
+                .order_by(EscalationRecord.created_at, EscalationRecord.id)
+                .limit(MAX_ITEMS_PER_PASS)
+            )
+        ).all()
+    handled = 0
+    for run_id in run_ids:
+        settled = await settle(db, run_id, Decision.EXPIRED, actor=ACTOR, reason=reason, now=now)
+        if not settled.won or settled.escalation is None or settled.run is None:
+            continue  # a reviewer or another replica decided first
+        handled += 1
+        await _tell(notifier.expired, settled.escalation, settled.run, what=f"the expiry notice of run {run_id}")
+    return handled
+
+
+async def recover_stale(db: Database, config: ReviewConfig, notifier: Notifier, *, now: datetime) -> int:
+    """End runs a dead process left `running` or `queued`: `degraded`/`cancelled`, with an honest answer.
+
+    A live run ends within its wall-clock budget (`run_timeout_s`, recorded in the run's `limits`), so a
+    run still `running` `stale_after_minutes` past that budget has nobody working on it; a run still
+    `queued` `stale_after_minutes` after it was asked was lost with the process that queued it. Such runs
+    are ended, not resumed: the effect of a tool call that was in flight is unknown.
+    """
+    grace = timedelta(minutes=config.stale_after_minutes)
+    # A run resumed after a reviewer's approval is `running` again from the decision on, not from its start.
+    resumed_at = (
+        select(func.max(AuditEvent.at))
+        .where(AuditEvent.run_id == Run.id, AuditEvent.to_status == RunStatus.RUNNING.value)
+        .scalar_subquery()
+    )
+    async with db.sessions() as session:
+        running = (
+            await session.execute(
+                select(Run.id, Run.started_at, Run.created_at, Run.limits, resumed_at)
+                .where(
+                    Run.status == RunStatus.RUNNING.value,
+                    func.coalesce(Run.started_at, Run.created_at) < now - grace,
+                )
+                .order_by(Run.created_at, Run.id)
+            )
+        ).all()
+        queued = (
+            await session.scalars(
+                select(Run.id)
+                .where(Run.status == RunStatus.QUEUED.value, Run.created_at < now - grace)
+                .order_by(Run.created_at, Run.id)
+                .limit(MAX_ITEMS_PER_PASS)
+            )
+        ).all()
+    stale = [(run_id, RunStatus.QUEUED) for run_id in queued]
+    for run_id, started_at, created_at, limits, resumed in running:
+        since = max(t for t in (started_at, resumed, created_at) if t is not None)
+        if since + timedelta(seconds=_budget_s(limits)) + grace < now:
+            stale.append((run_id, RunStatus.RUNNING))
+    handled = 0
+    for run_id, status in stale:
+        ended = await _end_stale(db, run_id, status, now)
+        if ended is None:
+            continue  # it moved on meanwhile, or another replica ended it first
+        handled += 1
+        await _tell(notifier.stale_ended, ended, what=f"the notice that run {run_id} was ended")
+    return handled
+
+
+async def purge(db: Database, config: ReviewConfig, notifier: Notifier, *, now: datetime) -> int:
+    """Drop raw tool payloads and resumable snapshots older than `retention_days`.
+
+    What was decided and why stays: observations, verdicts, escalations and the audit log are not touched.
+    One audit event per pass that purged something.
+    """
+    cutoff = now - timedelta(days=config.retention_days)
+    payloads = await _purge_batches(
+        db,
+        ToolCallRecord,
+        (ToolCallRecord.at < cutoff, ToolCallRecord.raw_purged_at.is_(None)),
+        {"raw": null(), "raw_purged_at": now},
+    )
+    snapshots = await _purge_batches(
+        db,
+        Run,
+        (
+            Run.snapshot.is_not(None),
+            Run.finished_at < cutoff,
+            Run.status != RunStatus.AWAITING_REVIEW.value,
+        ),
+        {"snapshot": null()},
+    )
+    if payloads or snapshots:
+        async with db.sessions() as session, session.begin():
+            session.add(
+                AuditEvent(
+                    run_id=None,
+                    at=now,
+                    actor=ACTOR,
+                    action="payloads_purged",
+                    detail={
+                        "tool_calls": payloads,
+                        "snapshots": snapshots,
+                        "older_than": cutoff.isoformat(),
+                        "retention_days": config.retention_days,
+                    },
+                )
+            )
+    return payloads + snapshots
+
+
+# The order a pass runs them in: a stale run is ended before anything else looks at it, and an
+# escalation past its time is expired before a reminder could be sent for it.
+SWEEPS: dict[str, Sweep] = {
+    "recover_stale": recover_stale,
+    "expire": expire,
+    "remind": remind,
+    "purge": purge,
+}
+
+
+async def _claim_reminder(db: Database, escalation_id: int, now: datetime) -> tuple[EscalationRecord, Run] | None:
+    async with db.sessions() as session, session.begin():
+        claimed = await session.execute(
+            update(EscalationRecord)
+            .where(
+                EscalationRecord.id == escalation_id,
+                EscalationRecord.reminded_at.is_(None),
+                EscalationRecord.status == "pending",
+            )
+            .values(reminded_at=now)
+            .execution_options(synchronize_session=False)
+        )
+        if claimed.rowcount != 1:
+            return None
+        escalation = await session.get(EscalationRecord, escalation_id, populate_existing=True)
+        assert escalation is not None  # the UPDATE above just found it
+        run = await session.get(Run, escalation.run_id)
+        assert run is not None  # a foreign key
+        session.add(
+            AuditEvent(
+                run_id=run.id,
+                at=now,
+                actor=ACTOR,
+                action="review_reminded",
+                detail={"escalation_id": escalation_id, "waiting_since": escalation.created_at.isoformat()},
+            )
+        )
+    return escalation, run
+
+
+async def _end_stale(db: Database, run_id: str, stale: RunStatus, now: datetime) -> Run | None:
+    reason = TerminationReason.CANCELLED
+    async with db.sessions() as session, session.begin():
+        steps = await session.scalar(select(func.max(Step.step)).where(Step.run_id == run_id)) or 0
+        calls = select(func.count()).select_from(ToolCallRecord).where(ToolCallRecord.run_id == run_id)
+        tool_calls = await session.scalar(calls) or 0
+        if stale is RunStatus.QUEUED:
+            answer = STALE_QUEUED
+        else:
+            answer = STALE_RUNNING.format(steps=steps) if steps else STALE_RUNNING_NO_STEP
+        ended = await session.execute(
+            update(Run)
+            .where(Run.id == run_id, Run.status == stale.value)
+            .values(
+                status=reason.status.value,
+                termination_reason=reason.value,
+                answer=answer,
+                finished_at=now,
+                steps=steps,
+                tool_calls=tool_calls,
+            )
+            .execution_options(synchronize_session=False)
+        )
+        if ended.rowcount != 1:
+            return None
+        session.add(
+            AuditEvent(
+                run_id=run_id,
+                at=now,
+                actor=ACTOR,
+                action="run_recovered",
+                from_status=stale.value,
+                to_status=reason.status.value,
+                detail={"termination_reason": reason.value, "steps_done": steps, "why": "left by a stopped process"},
+            )
+        )
+        run = await session.get(Run, run_id, populate_existing=True)
+    return run
+
+
+async def _purge_batches(db: Database, model: type[Any], conditions: tuple[Any, ...], values: dict[str, Any]) -> int:
+    purged = 0
+    while True:
+        async with db.sessions() as session, session.begin():
+            ids = (
+                await session.scalars(select(model.id).where(*conditions).order_by(model.id).limit(PURGE_BATCH))
+            ).all()
+            if not ids:
+                return purged
+            done = await session.execute(
+                update(model)
+                .where(model.id.in_(ids), *conditions)
+                .values(**values)
+                .execution_options(synchronize_session=False)
+            )
+            purged += done.rowcount
+
+
+def _budget_s(limits: Any) -> float:
+    budget = limits.get("run_timeout_s") if isinstance(limits, dict) else None
+    if isinstance(budget, int | float) and not isinstance(budget, bool) and budget > 0:
+        return float(budget)
+    return DEFAULT_RUN_BUDGET_S
+
+
+async def _tell(send: Callable[..., Awaitable[None]], *items: Any, what: str) -> None:
+    try:
+        await send(*items)
+    except Exception as exc:  # one lost message must not stop the sweep: the store already has the change
+        log.warning("could not send %s: %s: %s", what, type(exc).__name__, exc)

@@ -1,0 +1,207 @@
+"""Jobs: ticks through the lease, restarts, replicas, failing sweeps, and the real APScheduler firing."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from bot.jobs import SWEEPS, Jobs, Notifier, Sweep, remind
+from bot.review.config import ReviewConfig
+from bot.store import Database, connect
+from tests.bot.jobs.rows import (
+    T0,
+    MakeReplica,
+    RecordingNotifier,
+    add_escalation,
+    add_run,
+    audit,
+    escalation_row,
+    lease_row,
+    run_row,
+)
+
+CONFIG = ReviewConfig(remind_after_minutes=30, expire_after_hours=24, job_interval_s=60)
+SECOND = timedelta(seconds=1)
+EVERY_JOB = list(SWEEPS)
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+async def boom(db: Database, config: ReviewConfig, notifier: Notifier, *, now: datetime) -> int:
+    raise RuntimeError("the sweep broke\non two lines")
+
+
+async def test_jobs_run_due_runs_every_job_once_then_none_until_the_interval(db: Database) -> None:
+    jobs = Jobs(db, CONFIG, RecordingNotifier(), owner="replica-1")
+    assert await jobs.run_due(T0) == dict.fromkeys(EVERY_JOB, 0)
+    assert await jobs.run_due(T0 + SECOND) == dict.fromkeys(EVERY_JOB)
+    for name in EVERY_JOB:
+        lease = await lease_row(db, name)
+        assert (lease.owner, lease.runs, lease.lease_until, lease.last_outcome) == (
+            "replica-1",
+            1,
+            None,
+            "ok: 0 handled",
+        )
+    assert await jobs.run_due(T0 + timedelta(seconds=CONFIG.job_interval_s)) == dict.fromkeys(EVERY_JOB, 0)
+
+
+async def test_jobs_survive_a_restart_without_running_early_and_catch_up_after_downtime(
+    jobs_pg_url: str, db: Database
+) -> None:
+    before = connect(jobs_pg_url)
+    try:
+        assert await Jobs(before, CONFIG, RecordingNotifier()).run_due(T0) == dict.fromkeys(EVERY_JOB, 0)
+    finally:
+        await before.aclose()  # the process goes away
+
+    after = connect(jobs_pg_url)
+    try:
+        restarted = Jobs(after, CONFIG, RecordingNotifier())
+        assert await restarted.run_due(T0 + timedelta(seconds=30)) == dict.fromkeys(EVERY_JOB)
+        # Down for hours: everything is overdue and runs at the first tick, once.
+        assert await restarted.run_due(T0 + timedelta(hours=5)) == dict.fromkeys(EVERY_JOB, 0)
+        assert await restarted.run_due(T0 + timedelta(hours=5) + SECOND) == dict.fromkeys(EVERY_JOB)
+    finally:
+        await after.aclose()
+    assert [(await lease_row(db, name)).runs for name in EVERY_JOB] == [2] * len(EVERY_JOB)
+
+
+async def test_jobs_on_two_replicas_at_the_same_instant_send_each_notice_once(
+    db: Database, replica: MakeReplica
+) -> None:
+    notifier = RecordingNotifier()
+    reminders = [(await add_escalation(db, created_at=T0 + n * SECOND))[1] for n in range(5)]
+    expiring = [(await add_escalation(db, created_at=T0 - timedelta(days=2) + n * SECOND))[1] for n in range(5)]
+    now = T0 + timedelta(hours=1)
+    one = Jobs(replica(), CONFIG, notifier, owner="replica-1")
+    two = Jobs(replica(), CONFIG, notifier, owner="replica-2")
+
+    first, second = await asyncio.gather(one.run_due(now), two.run_due(now))
+
+    for name in EVERY_JOB:  # each job ran on exactly one of them
+        assert (first[name] is None) != (second[name] is None), (name, first, second)
+    assert sorted(notifier.reminded) == sorted(reminders)
+    assert sorted(notifier.expired_ids) == sorted(expiring)
+    assert len(await audit(db, "review_reminded")) == 5
+    assert len(await audit(db, "review_expired")) == 5
+
+
+async def test_jobs_remind_and_expire_on_a_controlled_clock(db: Database) -> None:
+    notifier = RecordingNotifier()
+    clock = Clock(T0)
+    jobs = Jobs(db, CONFIG.model_copy(update={"job_interval_s": 1}), notifier, clock=clock)
+    run_id, escalation_id = await add_escalation(db, created_at=T0)
+
+    async def tick_at(when: datetime) -> dict[str, int | None]:
+        clock.now = when
+        return await jobs.run_due()
+
+    assert (await tick_at(T0 + timedelta(minutes=30) - SECOND))["remind"] == 0
+    assert (await tick_at(T0 + timedelta(minutes=30) + SECOND))["remind"] == 1
+    assert notifier.reminded == [escalation_id]
+    assert (await tick_at(T0 + timedelta(minutes=40)))["remind"] == 0
+    assert notifier.reminded == [escalation_id]
+
+    assert (await tick_at(T0 + timedelta(hours=24) - SECOND))["expire"] == 0
+    assert (await tick_at(T0 + timedelta(hours=24) + SECOND))["expire"] == 1
+    assert (await tick_at(T0 + timedelta(hours=25)))["expire"] == 0
+    assert (await escalation_row(db, escalation_id)).status == "expired"
+    assert (await run_row(db, run_id)).status == "expired"
+    assert len(await audit(db, "review_reminded")) == 1
+    assert len(await audit(db, "review_expired")) == 1
+    assert (notifier.reminded, notifier.expired_ids) == ([escalation_id], [escalation_id])
+    assert (await lease_row(db, "remind")).last_started_at == T0 + timedelta(hours=25)
+
+
+async def test_jobs_a_sweep_that_raises_is_logged_and_released_and_the_others_run(
+    db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    notifier = RecordingNotifier()
+    _, escalation_id = await add_escalation(db, created_at=T0)
+    sweeps: dict[str, Sweep] = {"broken": boom, "remind": remind}
+    jobs = Jobs(db, CONFIG, notifier, sweeps=sweeps)
+
+    with caplog.at_level(logging.ERROR, logger="bot.jobs.scheduler"):
+        assert await jobs.run_due(T0 + timedelta(hours=1)) == {"broken": None, "remind": 1}
+
+    assert notifier.reminded == [escalation_id]
+    [line] = [r.getMessage() for r in caplog.records if r.name == "bot.jobs.scheduler"]
+    assert line == "timed job broken failed: RuntimeError: the sweep broke on two lines"
+    lease = await lease_row(db, "broken")
+    assert (lease.lease_until, lease.last_outcome) == (None, "error: RuntimeError: the sweep broke on two lines")
+    # Released: it is tried again at its next interval, not locked out.
+    later = T0 + timedelta(hours=1, seconds=CONFIG.job_interval_s)
+    assert await jobs.run_due(later) == {"broken": None, "remind": 0}
+    assert (await lease_row(db, "broken")).runs == 2
+
+
+async def test_jobs_fire_on_the_real_scheduler_and_a_broken_sweep_does_not_stop_it(db: Database) -> None:
+    notifier = RecordingNotifier()
+    now = datetime.now(UTC)
+    _, escalation_id = await add_escalation(db, created_at=now - timedelta(hours=1))
+    stale = await add_run(db, status="queued", created_at=now - timedelta(hours=1))
+    broken_ticks = 0
+    seen_enough = asyncio.Event()
+
+    async def broken(db: Database, config: ReviewConfig, told: Notifier, *, now: datetime) -> int:
+        nonlocal broken_ticks
+        broken_ticks += 1
+        if broken_ticks >= 3 and notifier.reminded and notifier.stale:
+            seen_enough.set()  # it kept ticking after failing, and the other jobs did their work
+        raise RuntimeError("broken on purpose")
+
+    jobs = Jobs(db, CONFIG.model_copy(update={"job_interval_s": 0.2}), notifier, sweeps={**SWEEPS, "broken": broken})
+    jobs.start()
+    try:
+        async with asyncio.timeout(20):
+            await seen_enough.wait()
+    finally:
+        await jobs.shutdown()
+    assert notifier.reminded == [escalation_id]
+    assert notifier.stale == [stale]
+    assert (await lease_row(db, "remind")).runs >= 2  # it went on ticking after handling the reminder
+    assert (await lease_row(db, "broken")).last_outcome == "error: RuntimeError: broken on purpose"
+    for name in [*SWEEPS, "broken"]:  # shut down cleanly: no tick holds a lease
+        assert (await lease_row(db, name)).lease_until is None
+
+
+async def test_jobs_shutdown_cancels_a_sweep_that_overstays_and_releases_its_lease(db: Database) -> None:
+    started = asyncio.Event()
+
+    async def stuck(db: Database, config: ReviewConfig, notifier: Notifier, *, now: datetime) -> int:
+        started.set()
+        await asyncio.Event().wait()  # never finishes on its own
+        return 0
+
+    jobs = Jobs(db, CONFIG.model_copy(update={"job_interval_s": 0.2}), RecordingNotifier(), sweeps={"stuck": stuck})
+    jobs.start()
+    try:
+        async with asyncio.timeout(20):
+            await started.wait()
+    finally:
+        await jobs.shutdown(grace_s=0.2)
+    lease = await lease_row(db, "stuck")
+    assert (lease.lease_until, lease.last_outcome) == (None, "cancelled: Parley was shutting down")
+
+
+async def test_jobs_a_sweep_is_stopped_when_it_outlives_its_lease(db: Database) -> None:
+    async def stuck(db: Database, config: ReviewConfig, notifier: Notifier, *, now: datetime) -> int:
+        await asyncio.Event().wait()
+        return 0
+
+    jobs = Jobs(db, CONFIG, RecordingNotifier(), lease_s=0.2, sweeps={"stuck": stuck, "remind": remind})
+    assert await jobs.run_due(T0) == {"stuck": None, "remind": 0}
+    lease = await lease_row(db, "stuck")
+    assert (lease.lease_until, lease.last_outcome) == (None, "error: ran past its lease of 0.2 s and was stopped")

@@ -1,0 +1,303 @@
+"""The sweeps on a controlled clock: reminders, expiry, stale runs, purge; and two replicas sweeping at once."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from bot.jobs import expire, purge, recover_stale, remind
+from bot.jobs.sweeps import PURGE_BATCH, STALE_QUEUED
+from bot.review.config import ReviewConfig
+from bot.store import Database
+from bot.store.models import AuditEvent, EscalationRecord, Run, ToolCallRecord, Verdict
+from tests.bot.jobs.rows import (
+    T0,
+    MakeReplica,
+    RecordingNotifier,
+    add_audit,
+    add_escalation,
+    add_run,
+    add_steps,
+    add_tool_call,
+    add_verdict,
+    audit,
+    count,
+    escalation_row,
+    run_row,
+)
+
+CONFIG = ReviewConfig(remind_after_minutes=30, expire_after_hours=24, stale_after_minutes=15, retention_days=30)
+SECOND = timedelta(seconds=1)
+
+
+async def test_remind_sends_one_reminder_once_the_escalation_has_waited_long_enough(db: Database) -> None:
+    notifier = RecordingNotifier()
+    run_id, escalation_id = await add_escalation(db)
+    wait = timedelta(minutes=30)
+
+    assert await remind(db, CONFIG, notifier, now=T0 + wait - SECOND) == 0
+    assert notifier.reminded == []
+
+    assert await remind(db, CONFIG, notifier, now=T0 + wait + SECOND) == 1
+    assert notifier.reminded == [escalation_id]
+    assert notifier.runs[run_id].status == "awaiting_review"
+    escalation = await escalation_row(db, escalation_id)
+    assert (escalation.status, escalation.reminded_at) == ("pending", T0 + wait + SECOND)
+
+    assert await remind(db, CONFIG, notifier, now=T0 + 2 * wait) == 0
+    assert notifier.reminded == [escalation_id]
+    [event] = await audit(db, "review_reminded")
+    assert (event.run_id, event.actor, event.at) == (run_id, "parley:scheduler", T0 + wait + SECOND)
+    assert event.detail["escalation_id"] == escalation_id
+
+
+async def test_remind_leaves_decided_and_overdue_escalations_alone(db: Database) -> None:
+    notifier = RecordingNotifier()
+    _, decided = await add_escalation(db, status="approved", decided_at=T0, decided_by="U0REVIEWER")
+    _, overdue = await add_escalation(db, created_at=T0 - timedelta(hours=30))  # expire's, not remind's
+    assert await remind(db, CONFIG, notifier, now=T0 + timedelta(hours=1)) == 0
+    assert notifier.reminded == []
+    assert (await escalation_row(db, decided)).reminded_at is None
+    assert (await escalation_row(db, overdue)).reminded_at is None
+
+
+async def test_remind_goes_on_when_one_message_cannot_be_sent(db: Database) -> None:
+    notifier = RecordingNotifier()
+    _, first = await add_escalation(db)
+    _, second = await add_escalation(db, created_at=T0 + SECOND)
+    notifier.raises.add(first)
+    assert await remind(db, CONFIG, notifier, now=T0 + timedelta(hours=1)) == 2
+    assert notifier.reminded == [second]
+    assert (await escalation_row(db, first)).reminded_at is not None  # claimed: never sent twice
+
+
+async def test_expire_settles_an_undecided_escalation_once_after_its_hours(db: Database) -> None:
+    notifier = RecordingNotifier()
+    run_id, escalation_id = await add_escalation(db)
+    hours = timedelta(hours=24)
+
+    assert await expire(db, CONFIG, notifier, now=T0 + hours - SECOND) == 0
+    assert (await escalation_row(db, escalation_id)).status == "pending"
+
+    expired_at = T0 + hours + SECOND
+    assert await expire(db, CONFIG, notifier, now=expired_at) == 1
+    escalation = await escalation_row(db, escalation_id)
+    assert (escalation.status, escalation.decided_by, escalation.decided_at) == (
+        "expired",
+        "parley:scheduler",
+        expired_at,
+    )
+    assert escalation.decision_reason == "no decision within 24 h"
+    run = await run_row(db, run_id)
+    assert (run.status, run.finished_at) == ("expired", expired_at)
+    [event] = await audit(db, "review_expired")
+    assert (event.run_id, event.actor, event.from_status, event.to_status) == (
+        run_id,
+        "parley:scheduler",
+        "awaiting_review",
+        "expired",
+    )
+    assert await count(db, Verdict, Verdict.run_id == run_id, Verdict.decision == "expired") == 1
+    assert notifier.expired_ids == [escalation_id]
+    assert notifier.runs[run_id].status == "expired"
+
+    assert await expire(db, CONFIG, notifier, now=expired_at + hours) == 0
+    assert notifier.expired_ids == [escalation_id]
+
+
+async def test_recover_stale_ends_a_running_run_past_its_budget_honestly(db: Database) -> None:
+    notifier = RecordingNotifier()
+    budget = timedelta(seconds=60) + timedelta(minutes=15)
+    run_id = await add_run(db, status="running", started_at=T0, limits={"run_timeout_s": 60})
+    await add_steps(db, run_id, 2)
+    await add_tool_call(db, run_id, at=T0 + SECOND, raw={"temp_c": 4})
+    await add_audit(db, run_id, at=T0, action="run_started", to_status="running")
+
+    assert await recover_stale(db, CONFIG, notifier, now=T0 + budget - SECOND) == 0
+    assert (await run_row(db, run_id)).status == "running"
+
+    ended_at = T0 + budget + SECOND
+    assert await recover_stale(db, CONFIG, notifier, now=ended_at) == 1
+    run = await run_row(db, run_id)
+    assert (run.status, run.termination_reason, run.finished_at) == ("degraded", "cancelled", ended_at)
+    assert run.answer is not None
+    assert "crash or restart" in run.answer
+    assert "nothing after step 2 was done" in run.answer
+    assert "ask again" in run.answer
+    assert (run.steps, run.tool_calls) == (2, 1)
+    [event] = await audit(db, "run_recovered")
+    assert (event.run_id, event.actor, event.from_status, event.to_status) == (
+        run_id,
+        "parley:scheduler",
+        "running",
+        "degraded",
+    )
+    assert notifier.stale == [run_id]
+    assert notifier.runs[run_id].answer == run.answer
+
+    assert await recover_stale(db, CONFIG, notifier, now=ended_at + budget) == 0
+    assert notifier.stale == [run_id]
+
+
+async def test_recover_stale_leaves_live_runs_alone(db: Database) -> None:
+    notifier = RecordingNotifier()
+    now = T0 + timedelta(hours=2)
+    fresh = await add_run(db, status="running", created_at=now - SECOND, started_at=now - SECOND)
+    # A long budget that is not over yet.
+    long_budget = await add_run(
+        db, status="running", started_at=now - timedelta(minutes=30), limits={"run_timeout_s": 3600}
+    )
+    # Started long ago, resumed a minute ago after a reviewer's approval.
+    resumed = await add_run(db, status="running", started_at=T0, limits={"run_timeout_s": 60})
+    await add_audit(db, resumed, at=T0, action="run_started", to_status="running")
+    await add_audit(db, resumed, at=now - timedelta(minutes=1), action="run_resumed", to_status="running")
+    queued = await add_run(db, status="queued", created_at=now - timedelta(minutes=14))
+    finished = await add_run(db, status="solved", created_at=T0, started_at=T0, finished_at=T0 + SECOND)
+    waiting = await add_run(db, status="awaiting_review", created_at=T0, started_at=T0, finished_at=T0 + SECOND)
+
+    assert await recover_stale(db, CONFIG, notifier, now=now) == 0
+    for run_id, status in [
+        (fresh, "running"),
+        (long_budget, "running"),
+        (resumed, "running"),
+        (queued, "queued"),
+        (finished, "solved"),
+        (waiting, "awaiting_review"),
+    ]:
+        assert (await run_row(db, run_id)).status == status
+    assert notifier.stale == []
+
+
+async def test_recover_stale_ends_a_queued_run_never_started_and_a_running_run_without_limits(db: Database) -> None:
+    notifier = RecordingNotifier()
+    now = T0 + timedelta(minutes=20)
+    queued = await add_run(db, status="queued", created_at=T0)
+    # No limits recorded: the default budget of 120 s applies.
+    unbounded = await add_run(db, status="running", started_at=now - timedelta(minutes=17) - SECOND)
+    spared = await add_run(db, status="running", started_at=now - timedelta(minutes=17) + SECOND)
+
+    assert await recover_stale(db, CONFIG, notifier, now=now) == 2
+    run = await run_row(db, queued)
+    assert (run.status, run.termination_reason, run.answer) == ("degraded", "cancelled", STALE_QUEUED)
+    run = await run_row(db, unbounded)
+    assert (run.status, run.termination_reason) == ("degraded", "cancelled")
+    assert run.answer is not None and "before its first step" in run.answer
+    assert (await run_row(db, spared)).status == "running"
+    assert sorted(notifier.stale) == sorted([queued, unbounded])
+    events = await audit(db, "run_recovered")
+    assert sorted((e.run_id, e.from_status) for e in events) == sorted([(queued, "queued"), (unbounded, "running")])
+
+
+async def test_purge_drops_old_payloads_and_snapshots_and_nothing_that_was_decided(db: Database) -> None:
+    notifier = RecordingNotifier()
+    now = T0 + timedelta(days=40)
+    cutoff = now - timedelta(days=30)
+    old_run = await add_run(
+        db, status="solved", started_at=T0, finished_at=T0, snapshot={"messages": ["old"]}, answer="It is 4 °C."
+    )
+    old_call = await add_tool_call(db, old_run, at=T0, raw={"temp_c": 4, "station": "Blindern"})
+    recent_call = await add_tool_call(db, old_run, at=cutoff + SECOND, raw={"temp_c": 5}, step=2)
+    await add_verdict(db, old_run, at=T0)
+    await add_audit(db, old_run, at=T0, action="run_finished", from_status="running", to_status="solved")
+    # Waiting for a person: its snapshot is what an approval resumes from.
+    waiting, escalation_id = await add_escalation(db, created_at=T0)
+    async with db.sessions() as session, session.begin():
+        (await session.get(Run, waiting)).snapshot = {"messages": ["held"]}
+    recent_run = await add_run(db, status="solved", finished_at=cutoff + SECOND, snapshot={"messages": ["new"]})
+    audit_before = await count(db, AuditEvent)
+
+    assert await purge(db, CONFIG, notifier, now=now) == 2  # one payload, one snapshot
+
+    async with db.sessions() as session:
+        old, recent = await session.get(ToolCallRecord, old_call), await session.get(ToolCallRecord, recent_call)
+        assert old is not None and recent is not None
+        assert (old.raw, old.raw_purged_at) == (None, now)
+        assert old.observation == '{"ok": true, "data": {"temp_c": 4}}'  # what the model saw stays
+        assert (recent.raw, recent.raw_purged_at) == ({"temp_c": 5}, None)
+    assert await count(db, ToolCallRecord, ToolCallRecord.raw.is_(None)) == 1  # SQL NULL, not JSON null
+    assert (await run_row(db, old_run)).snapshot is None
+    assert (await run_row(db, old_run)).answer == "It is 4 °C."
+    assert (await run_row(db, waiting)).snapshot == {"messages": ["held"]}
+    assert (await run_row(db, recent_run)).snapshot == {"messages": ["new"]}
+    assert await count(db, Verdict) == 1
+    escalation = await escalation_row(db, escalation_id)
+    assert (escalation.status, escalation.arguments) == ("pending", {"service": "api"})
+    [event] = await audit(db, "payloads_purged")
+    assert (event.run_id, event.actor, event.at) == (None, "parley:scheduler", now)
+    assert (event.detail["tool_calls"], event.detail["snapshots"]) == (1, 1)
+    assert await count(db, AuditEvent) == audit_before + 1
+
+    assert await purge(db, CONFIG, notifier, now=now + SECOND) == 0
+    assert len(await audit(db, "payloads_purged")) == 1  # nothing purged: no event
+
+
+async def test_purge_works_through_more_payloads_than_one_batch(db: Database) -> None:
+    run_id = await add_run(db, status="solved", finished_at=T0)
+    total = PURGE_BATCH * 2 + 7
+    async with db.sessions() as session, session.begin():
+        session.add_all(
+            ToolCallRecord(
+                run_id=run_id,
+                step=1,
+                tool_call_id=f"call_{n}",
+                tool="get_weather",
+                ok=True,
+                observation="{}",
+                raw={"n": n},
+                at=T0,
+            )
+            for n in range(total)
+        )
+    assert await purge(db, CONFIG, RecordingNotifier(), now=T0 + timedelta(days=31)) == total
+    assert await count(db, ToolCallRecord, ToolCallRecord.raw_purged_at.is_(None)) == 0
+    assert await count(db, ToolCallRecord, ToolCallRecord.raw.is_(None)) == total
+    [event] = await audit(db, "payloads_purged")
+    assert event.detail["tool_calls"] == total
+
+
+async def test_sweeps_on_two_replicas_at_once_handle_each_item_once(db: Database, replica: MakeReplica) -> None:
+    one, two = replica(), replica()
+    notifier = RecordingNotifier()
+    reminders = [(await add_escalation(db, created_at=T0 + n * SECOND))[1] for n in range(8)]
+    expiring = [(await add_escalation(db, created_at=T0 - timedelta(hours=25) + n * SECOND))[1] for n in range(8)]
+    stale = [await add_run(db, status="queued", created_at=T0 - timedelta(hours=1)) for _ in range(8)]
+    now = T0 + timedelta(hours=1)
+
+    for sweep in (remind, expire, recover_stale):
+        handled = await asyncio.gather(
+            sweep(one, CONFIG, notifier, now=now),
+            sweep(two, CONFIG, notifier, now=now),
+        )
+        assert sum(handled) == 8, (sweep.__name__, handled)
+
+    assert sorted(notifier.reminded) == sorted(reminders)
+    assert sorted(notifier.expired_ids) == sorted(expiring)
+    assert sorted(notifier.stale) == sorted(stale)
+    assert len(await audit(db, "review_reminded")) == 8
+    assert len(await audit(db, "review_expired")) == 8
+    assert len(await audit(db, "run_recovered")) == 8
+    assert await count(db, EscalationRecord, EscalationRecord.status == "expired") == 8
+
+
+async def test_sweeps_work_on_the_embedded_sqlite_store(sqlite_store: tuple[Database, MakeReplica]) -> None:
+    db, _ = sqlite_store
+    notifier = RecordingNotifier()
+    now = T0 + timedelta(hours=1)
+    _, reminder = await add_escalation(db, created_at=T0)
+    _, expiring = await add_escalation(db, created_at=now - timedelta(hours=25))
+    stale = await add_run(db, status="running", started_at=T0, limits={"run_timeout_s": 60})
+    resumed = await add_run(db, status="running", started_at=T0, limits={"run_timeout_s": 60})
+    await add_audit(db, resumed, at=now - timedelta(minutes=1), action="run_resumed", to_status="running")
+    old_run = await add_run(db, status="solved", finished_at=now - timedelta(days=31), snapshot={"m": 1})
+    await add_tool_call(db, old_run, at=now - timedelta(days=31), raw={"temp_c": 4})
+
+    assert await expire(db, CONFIG, notifier, now=now) == 1
+    assert await remind(db, CONFIG, notifier, now=now) == 1
+    assert await recover_stale(db, CONFIG, notifier, now=now) == 1
+    assert await purge(db, CONFIG, notifier, now=now) == 2
+    assert (notifier.reminded, notifier.expired_ids, notifier.stale) == ([reminder], [expiring], [stale])
+    assert (await run_row(db, resumed)).status == "running"
+    assert (await run_row(db, old_run)).snapshot is None
+    assert await count(db, ToolCallRecord, ToolCallRecord.raw.is_(None)) == 1
+    [event] = await audit(db, "payloads_purged")
+    assert event.run_id is None
