@@ -18,6 +18,7 @@ from bot.demo import run_demos
 from bot.history import add_runs_commands, run_runs_command
 from bot.progress import ConsoleProgress
 from bot.render import render_result
+from bot.review.cli import add_review_commands, run_review_command
 from bot.review.triage import escalated
 from bot.settings import Settings
 from bot.slack.app import SlackBot
@@ -65,6 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     db_sub.add_parser("current", help="show the schema revision")
 
     add_runs_commands(sub)
+    add_review_commands(sub)
     return parser
 
 
@@ -100,6 +102,8 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         finally:
             await db.aclose()
     loaded = load_config(args.config or settings.config)
+    if args.command == "review":
+        return await run_review_command(args, settings, loaded)
     if args.command == "ask":
         return await _ask(args, settings, loaded)
     if args.command == "serve":
@@ -131,7 +135,7 @@ async def _serve(args: argparse.Namespace, settings: Settings, loaded: LoadedCon
     db = await open_store(settings.database_url)
     try:
         async with open_agent(settings, loaded, brain) as agent:
-            bot = SlackBot(settings, db, agent, llm_url=settings.llm_base_url)
+            bot = SlackBot(settings, db, agent, llm_url=settings.llm_base_url, review=loaded.review, run_jobs=True)
             if settings.slack_app_token is not None:
                 await serve_socket_mode(bot, settings.slack_app_token.get_secret_value())
             else:

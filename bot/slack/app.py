@@ -23,6 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from agent import Agent, InvalidQuestion
+from bot.jobs.scheduler import Jobs
 from bot.review.authority import Reviewers
 from bot.review.config import ReviewConfig
 from bot.settings import Settings
@@ -30,6 +31,7 @@ from bot.slack.commands import register_commands
 from bot.slack.events import Candidate, Ignored, read
 from bot.slack.home import register_home
 from bot.slack.reply import DEFAULT_MIN_INTERVAL_S
+from bot.slack.review import ReviewDesk
 from bot.slack.workers import RunQueue
 from bot.store import Database, DatabaseUnavailable, check_reachable
 from bot.store.conversations import SlackAsk, enqueue, thread_is_ours
@@ -85,6 +87,7 @@ class SlackBot:
         llm_url: str | None = None,
         update_interval_s: float = DEFAULT_MIN_INTERVAL_S,
         review: ReviewConfig | None = None,
+        run_jobs: bool = False,
     ) -> None:
         self._db = db
         self._agent = agent
@@ -102,20 +105,31 @@ class SlackBot:
             self.app = AsyncApp(token=token, **options)
             configure_client(self.app.client, settings)
         self.client = self.app.client
-        self.queue = RunQueue(db, agent, self.client, size=settings.workers, min_interval_s=update_interval_s)
+        review = review or ReviewConfig()
+        self.queue = RunQueue(
+            db, agent, self.client, size=settings.workers, min_interval_s=update_interval_s, review=review
+        )
         self._handler = AsyncSlackRequestHandler(self.app, path=EVENTS_PATH)
         self._background: set[asyncio.Task[None]] = set()
         self.app.event("app_mention")(self._on_message)
         self.app.event("message")(self._on_message)
-        self.reviewers = Reviewers(review or ReviewConfig(), self.client)
+        self.reviewers = Reviewers(review, self.client)
         register_home(self.app, db, self.reviewers)  # before the catch-all: bolt runs the first match
         register_commands(self.app, db, self.reviewers)
+        channel = settings.review_channel or review.channel
+        self.review_desk = ReviewDesk(self.app, db, self.client, self.reviewers, review, self.queue, channel=channel)
+        self.queue.on_escalated = self.review_desk.post
+        self.jobs = Jobs(db, review, self.review_desk) if run_jobs else None
         self.app.event(re.compile(".*"))(self._on_other_event)  # acknowledged, nothing to do
 
     async def start(self) -> None:
         self.queue.start()
+        if self.jobs is not None:
+            self.jobs.start()
 
     async def stop(self) -> None:
+        if self.jobs is not None:
+            await self.jobs.shutdown()
         await self.queue.stop()
 
     async def _on_message(self, body: dict[str, Any], context: Any) -> None:

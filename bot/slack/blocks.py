@@ -12,12 +12,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agent import REPLAY_NOTICE, Citation, RunResult, RunStatus
+from agent import REPLAY_NOTICE, Citation, RunResult, RunStatus, TerminationReason
 
 # What people read, in one place.
 PARTIAL_HEADER = "⚠️ Partial answer"
 REFUSED_HEADER = "⛔ I can't do this"
 REVIEW_NOTE = "A person will review this request."
+HELD_HEADER = "⏸️ Waiting for a reviewer"
+HELD = "Held (not done)"
+HELD_NOTE = "Nothing held was done. A reviewer will approve or reject it, and I'll continue here."
+REVIEWING = "🧑‍⚖️ *A person will look at this.* Why: {why}"
 WHY = "Why"
 FOUND = "What I found"
 DONE = "Done"
@@ -29,7 +33,11 @@ EMPTY_ANSWER = "_(The answer was empty.)_"
 NO_REASON = "This request is not allowed."
 STATUS_LINE = "{emoji} {status} · {steps} · run `{run}`"
 STATUS_REASON_LINE = "{emoji} {status} · {reason} · {steps} · run `{run}`"
-STATUS_EMOJI = {RunStatus.SOLVED: "✅", RunStatus.REFUSED: "⛔"}
+STATUS_EMOJI = {
+    RunStatus.SOLVED: "✅",
+    RunStatus.REFUSED: "⛔",
+    RunStatus.AWAITING_REVIEW: "⏸️",
+}
 OTHER_STATUS_EMOJI = "⚠️"
 WORKING = "⏳ Working on it…"
 QUEUED_NEXT = "🕒 Queued — you're next"
@@ -85,12 +93,33 @@ def escape(text: str) -> str:
 
 def answer_messages(result: RunResult) -> list[SlackMessage]:
     """A finished run as one or more messages: a cited answer, an honest partial answer, or a refusal."""
-    if result.status is RunStatus.SOLVED:
+    escalation = result.escalation
+    if _answered(result):
         body = _sections(escape(result.answer) if result.answer.strip() else EMPTY_ANSWER)
         blocks = [*body, *_sources(result.citations), _status_line(result)]
-    elif result.status is RunStatus.REFUSED:
+    elif result.status is RunStatus.AWAITING_REVIEW and escalation is not None and escalation.held_calls:
+        held = "\n".join(f"• {escape(held_call_text(call.tool, call.arguments))}" for call in escalation.held_calls)
+        blocks = [
+            _header(HELD_HEADER),
+            *_sections(f"*{WHY}*\n{escape(escalation.message)}"),
+            *_sections(f"*{HELD}*\n{held}"),
+            *_sections(HELD_NOTE),
+            *[block for part in (_bullets(DONE, result.completed),) if part for block in _sections(part)],
+            *_sources(result.citations),
+            _status_line(result),
+        ]
+    elif result.status is RunStatus.REFUSED or (escalation is not None and escalation.kind == "policy"):
         reason = result.escalation.message if result.escalation else (result.answer or NO_REASON)
         blocks = [_header(REFUSED_HEADER), *_sections(escape(reason)), *_sections(REVIEW_NOTE), _status_line(result)]
+    elif result.status is RunStatus.AWAITING_REVIEW:
+        why = escalation.message if escalation is not None else result.termination_reason.value
+        blocks = [
+            _header(PARTIAL_HEADER),
+            *_partial(result),
+            *_sections(REVIEWING.format(why=escape(why))),
+            *_sources(result.citations),
+            _status_line(result),
+        ]
     else:
         blocks = [_header(PARTIAL_HEADER), *_partial(result), *_sources(result.citations), _status_line(result)]
     return _pack(blocks)
@@ -129,6 +158,18 @@ def queued_message(position: int) -> SlackMessage:
     return SlackMessage(text=headline, blocks=[_section(headline), *_contexts(QUEUED_NOTE)])
 
 
+def _answered(result: RunResult) -> bool:
+    """Solved, or approved by a reviewer and then answered: a full answer."""
+    if result.status is RunStatus.APPROVED:
+        return result.termination_reason is TerminationReason.ANSWERED
+    return result.status is RunStatus.SOLVED
+
+
+def held_call_text(tool: str, arguments: dict[str, Any]) -> str:
+    """A held call exactly as it will run: the tool and its arguments as JSON (not yet escaped)."""
+    return f"{tool}({json.dumps(arguments, ensure_ascii=False, sort_keys=True)})"
+
+
 def _partial(result: RunResult) -> list[dict[str, Any]]:
     degraded = result.degraded
     explanation = degraded.explanation if degraded else result.answer
@@ -163,7 +204,7 @@ def _footnote(citation: Citation) -> str:
 
 
 def _status_line(result: RunResult) -> dict[str, Any]:
-    emoji = STATUS_EMOJI.get(result.status, OTHER_STATUS_EMOJI)
+    emoji = "✅" if _answered(result) else STATUS_EMOJI.get(result.status, OTHER_STATUS_EMOJI)
     line = STATUS_LINE if result.status is RunStatus.SOLVED else STATUS_REASON_LINE
     text = line.format(
         emoji=emoji,

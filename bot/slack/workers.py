@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from agent import Agent, FanoutRecorder
+from agent import Agent, FanoutRecorder, RunStatus
+from bot.review.config import ReviewConfig
+from bot.review.triage import escalated
 from bot.slack.blocks import SlackMessage, answer_messages, failure_message, progress_blocks, queued_message
 from bot.slack.progress import SlackProgress
 from bot.slack.reply import DEFAULT_MIN_INTERVAL_S, ThreadReply
@@ -34,6 +37,7 @@ class _Job:
     ask: SlackAsk
     reply: ThreadReply
     announced: asyncio.Task[None]
+    resume_by: str | None = None  # a reviewer approved the held calls: resume the run instead of starting it
 
 
 class RunQueue:
@@ -45,8 +49,12 @@ class RunQueue:
         *,
         size: int,
         min_interval_s: float = DEFAULT_MIN_INTERVAL_S,
+        review: ReviewConfig | None = None,
     ) -> None:
         self._db = db
+        self._review = review or ReviewConfig()
+        # Told about every run that ends waiting for a person (the reviewer desk posts it to its channel).
+        self.on_escalated: Callable[[str], Awaitable[None]] | None = None
         self._agent = agent
         self._client = client
         self._size = size
@@ -93,13 +101,14 @@ class RunQueue:
         except Exception as exc:  # shutting down: a thread we cannot reach is logged, not retried
             log.warning("could not tell the thread of run %s that it was interrupted: %s", job.run_id, exc)
 
-    def submit(self, run_id: str, ask: SlackAsk) -> None:
-        """Take a recorded question; returns at once (the announcement is posted in the background)."""
+    def submit(self, run_id: str, ask: SlackAsk, *, resume_by: str | None = None) -> None:
+        """Take a recorded question (or an approved held run to resume); returns at once (the announcement
+        is posted in the background)."""
         # Queued when every worker is busy; `ahead` counts the runs already waiting before this one.
         ahead = self._queue.qsize() if self._busy + self._queue.qsize() >= self._size else None
         reply = ThreadReply(self._client, ask.channel_id, ask.thread_ts, min_interval_s=self._interval)
         announced = asyncio.create_task(self._announce(run_id, ask, reply, ahead))
-        self._queue.put_nowait(_Job(run_id, ask, reply, announced))
+        self._queue.put_nowait(_Job(run_id, ask, reply, announced, resume_by))
 
     async def tell(self, ask: SlackAsk, problem: str) -> None:
         """Say in the thread that a question could not be taken (and why)."""
@@ -141,19 +150,33 @@ class RunQueue:
             log.error("run %s: the store is unavailable: %s", job.run_id, exc)
             self._deliver(job, [failure_message(STORE_DOWN, job.run_id)])
             return
+        if job.resume_by is None and run is not None and run.status != RunStatus.QUEUED.value:
+            # Ended while it waited (stale-run recovery after a long backlog, another replica): its thread
+            # was told then; starting it now would overwrite that honest ending.
+            log.warning("run %s is %s, not queued any more: not started", job.run_id, run.status)
+            return
         ask = job.ask
         origin = RunOrigin("slack", ask.asker, ask.workspace_id, ask.channel_id, ask.thread_ts)
         progress = SlackProgress(job.reply, ask.question)
-        recorder = FanoutRecorder(StoreRecorder(self._db, origin), progress)
+        recorder = FanoutRecorder(StoreRecorder(self._db, origin, review=self._review), progress)
         try:
-            result = await self._agent.run(ask.question, run_id=job.run_id, history=history, recorder=recorder)
+            if job.resume_by is not None and run is not None and run.snapshot:
+                result = await self._agent.resume(run.snapshot, approved_by=job.resume_by, recorder=recorder)
+            else:
+                result = await self._agent.run(ask.question, run_id=job.run_id, history=history, recorder=recorder)
         except asyncio.CancelledError:
             raise
         except Exception:
             log.exception("run %s raised", job.run_id)
             self._deliver(job, [failure_message(SOMETHING_BROKE, job.run_id)])
             return
+        result = escalated(result, self._review)
         self._deliver(job, answer_messages(result))
+        if result.status is RunStatus.AWAITING_REVIEW and self.on_escalated is not None:
+            try:
+                await self.on_escalated(job.run_id)
+            except Exception:
+                log.exception("run %s waits for review, but the reviewers could not be told", job.run_id)
 
     def _deliver(self, job: _Job, messages: list[SlackMessage]) -> None:
         """Post the answer in the background: waiting out the update interval must not hold a worker."""

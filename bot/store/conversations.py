@@ -67,6 +67,40 @@ async def enqueue(db: Database, ask: SlackAsk) -> str | None:
     return run_id
 
 
+async def enqueue_retry(db: Database, run: Run) -> str:
+    """A new queued run of the same question in the same thread, linked to the run a reviewer retried."""
+    run_id = uuid.uuid4().hex
+    now = datetime.now(UTC)
+    async with db.sessions() as session, session.begin():
+        session.add(
+            Run(
+                id=run_id,
+                source=run.source,
+                workspace_id=run.workspace_id,
+                channel_id=run.channel_id,
+                thread_ts=run.thread_ts,
+                trigger_ts=None,  # not a Slack message: the exactly-once key does not apply
+                asker=run.asker,
+                question=run.question,
+                status=RunStatus.QUEUED.value,
+                retry_of=run.id,
+                created_at=now,
+            )
+        )
+        await session.flush()
+        session.add(
+            AuditEvent(
+                run_id=run_id,
+                at=now,
+                actor="parley",
+                action="run_queued",
+                to_status=RunStatus.QUEUED.value,
+                detail={"retry_of": run.id},
+            )
+        )
+    return run_id
+
+
 async def thread_is_ours(db: Database, workspace_id: str, channel_id: str, thread_ts: str) -> bool:
     """Has Parley been asked in this thread before (so a plain reply there is a follow-up)?"""
     async with db.sessions() as session:

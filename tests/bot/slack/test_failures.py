@@ -61,10 +61,14 @@ async def test_llm_down_is_a_degraded_answer_in_the_thread_then_service_goes_on(
 
     text = shown(down)
     assert text.startswith("⚠️ Partial answer")
-    assert "⚠️ degraded · llm_unavailable · " in text
+    assert "⏸️ awaiting_review · llm_unavailable · " in text  # recovery ran out: a person will look at it
+    assert "A person will look at this" in text
     assert "could not be reached" in text  # why, in words
     assert "42 [1]" in shown(later)
-    assert [(run.question, run.status) for run in await runs(db)] == [(QUESTION, "degraded"), (LATER, "solved")]
+    assert [(run.question, run.status) for run in await runs(db)] == [
+        (QUESTION, "awaiting_review"),
+        (LATER, "solved"),
+    ]
 
 
 async def test_database_down_at_intake_is_told_in_the_thread_and_service_resumes(

@@ -105,7 +105,8 @@ async def test_degraded_answer_is_marked_partial_with_what_is_missing_and_why(db
 
 
 async def test_refusal_shows_the_reason_plainly(db, slack_api, llm_server):
-    """A tool error graded L4 (here: an unknown city, by configuration) is a policy violation: refused."""
+    """A tool error graded L4 (here: an unknown city, by configuration) is a policy violation: refused, and
+    escalated to people (the run waits for a reviewer)."""
     llm_server.respond_with(
         scripted(
             {"tool": "get_weather", "args": {"city": "Atlantis"}},
@@ -120,9 +121,9 @@ async def test_refusal_shows_the_reason_plainly(db, slack_api, llm_server):
 
     [run] = await runs(db)
     text = shown(answer)
-    assert (run.status, run.termination_reason) == ("refused", "policy_violation")
+    assert (run.status, run.termination_reason) == ("awaiting_review", "policy_violation")
     assert text.startswith("⛔ I can't do this")
     assert "Atlantis" in text.split("\n")[1]  # the reason, right under the header: what was refused
     assert "A person will review this request." in text
-    assert f"⛔ refused · policy_violation · {run.steps} step" in text and f"run `{run.id[:12]}`" in text
+    assert f"⏸️ awaiting_review · policy_violation · {run.steps} step" in text and f"run `{run.id[:12]}`" in text
     assert "sunny" not in text
