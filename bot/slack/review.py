@@ -361,11 +361,13 @@ class ReviewDesk:
                 f"⌛ No reviewer decided within {self._config.expire_after_hours:g} h, so this request expired. "
                 "Nothing held was done; ask again if you still need it.",
                 run.id,
+                "⌛ expired",
             ),
         )
 
     async def stale_ended(self, run: Run) -> None:
-        await self._tell_thread(run, _notice(run.answer or "Parley stopped before it finished this question.", run.id))
+        stopped = run.answer or "Parley stopped before it finished this question."
+        await self._tell_thread(run, _notice(stopped, run.id, f"⚠️ {run.status} · {run.termination_reason}"))
 
 
 def reviewed_answer(answer: str, reviewer: str, run_id: str) -> SlackMessage:
@@ -378,12 +380,12 @@ def reviewed_answer(answer: str, reviewer: str, run_id: str) -> SlackMessage:
 
 def rejection(reason: str, reviewer: str, run_id: str) -> SlackMessage:
     text = f"⛔ A reviewer (<@{escape(reviewer)}>) declined this request: {escape(reason)}"
-    return _notice(text, run_id, escaped=True)
+    return _notice(text, run_id, "⛔ rejected", escaped=True)
 
 
-def _notice(text: str, run_id: str, *, escaped: bool = False) -> SlackMessage:
+def _notice(text: str, run_id: str, status: str, *, escaped: bool = False) -> SlackMessage:
     body = text if escaped else escape(text)
-    blocks = [*_sections(body), *_contexts(f"run `{escape(run_id[:12])}`")]
+    blocks = [*_sections(body), *_contexts(f"{status} · run `{escape(run_id[:12])}`")]
     return SlackMessage(text=_plain(" ".join(_split(body, 4000))), blocks=blocks)
 
 

@@ -1,0 +1,315 @@
+"""Human review end to end: a policy holds an action, reviewers decide in their channel, the run resumes.
+
+Signed `block_actions` and `view_submission` payloads go to the bot's real endpoint; the fake Slack Web API
+records what reviewers and askers see; PostgreSQL holds the decisions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import select
+
+from bot.jobs.scheduler import Jobs
+from bot.review.config import ReviewConfig
+from bot.slack.review import APPROVE, APPROVE_MODAL, REJECT, REJECT_MODAL, RETRY
+from bot.store.models import AuditEvent, EscalationRecord, Run, ToolCallRecord
+from tests.agent.toolbox import ScriptedTool
+from tests.bot.slack.harness import ByQuestion, RunningBot, running_bot, scripted
+from tests.bot.slack.seen import answer_in, is_finished, shown
+from tests.fakes.llm_server import FakeReply
+from tests.fakes.slack_events import ASKER, CHANNEL, app_mention, block_actions, view_submission
+
+REVIEW_CHANNEL = "C0REVIEWS"
+REVIEWER = "U0REVIEWER"
+OTHER_REVIEWER = "U0SECOND"
+STRANGER = "U0STRANGER"
+QUESTION = "please send 1500 eur to the vendor for invoice 42"
+TRANSFER = {"amount": 1500, "recipient": "ops@vendor.example", "memo": "invoice 42"}
+REVIEW = ReviewConfig(channel=REVIEW_CHANNEL, reviewers=(REVIEWER, OTHER_REVIEWER))
+POLICIES = [{"tool": "transfer_funds", "hold_when": [{"argument": "amount", "above": 1000}]}]
+
+
+def transfer_tool() -> ScriptedTool:
+    return ScriptedTool("transfer_funds", lambda args: {"transfer_id": "T-77", "sent": True})
+
+
+def held_then_answered() -> Any:
+    return scripted({"tool": "transfer_funds", "args": TRANSFER}, {"final": "The transfer was sent [1]."})
+
+
+async def review_message(bot: RunningBot) -> dict[str, Any]:
+    """The reviewer-channel message of the (only) escalation, once posted."""
+    return await bot.slack.wait_for_async(
+        lambda: next((m for m in bot.slack.messages_in(REVIEW_CHANNEL) if "Review needed" in m.get("text", "")), None),
+        what="the escalation in the reviewer channel",
+    )
+
+
+def buttons(message: dict[str, Any]) -> dict[str, str]:
+    return {
+        element["action_id"]: element["value"]
+        for block in message.get("blocks") or []
+        if block["type"] == "actions"
+        for element in block["elements"]
+    }
+
+
+async def click(bot: RunningBot, action: str, message: dict[str, Any], user: str) -> None:
+    body = block_actions(
+        action, value=buttons(message)[action], user=user, channel=REVIEW_CHANNEL, message_ts=message["ts"]
+    )
+    response = await bot.post(body)
+    assert response.status_code == 200, response.text
+
+
+async def escalated(db, bot: RunningBot, question: str = QUESTION) -> tuple[str, dict[str, Any], Any]:
+    """Mention Parley; wait for the held answer in the thread and the message in the reviewer channel."""
+    body = app_mention(question)
+    assert (await bot.post(body)).status_code == 200
+    [held] = await answer_in(bot.slack, CHANNEL, body["event"]["ts"])
+    return body["event"]["ts"], await review_message(bot), held
+
+
+async def run_row(db) -> Run:
+    async with db.sessions() as session:
+        return (await session.scalars(select(Run))).one()
+
+
+async def thread_messages(bot: RunningBot, thread: str, count: int) -> list[dict[str, Any]]:
+    """The bot's messages in the asker's thread once there are `count` and the last one is finished."""
+    return await bot.slack.wait_for_async(
+        lambda: (
+            (found := bot.slack.messages_in(CHANNEL, thread))
+            and len(found) >= count
+            and is_finished(found[-1:])
+            and found
+        ),
+        what=f"{count} messages in the asker's thread, the last finished",
+    )
+
+
+async def test_policy_hold_approve_runs_the_exact_action_and_the_run_resumes_with_a_cited_answer(
+    db, slack_api, llm_server
+):
+    tool = transfer_tool()
+    llm_server.respond_with(held_then_answered())
+    async with running_bot(
+        db, slack_api, llm_server.base_url, tools=(tool, "calculator"), review=REVIEW, policies=POLICIES
+    ) as bot:
+        thread, message, held = await escalated(db, bot)
+        assert tool.calls == []  # held: not executed
+        await click(bot, APPROVE, message, REVIEWER)
+        messages = await thread_messages(bot, thread, 2)  # held notice, then the resumed run's answer
+        await bot.slack.wait_for_async(lambda: "Approved by" in shown(bot.slack.messages_in(REVIEW_CHANNEL)[0]))
+
+    assert "⏸️ Waiting for a reviewer" in shown(held)
+    assert "transfer_funds(" in shown(held) and '"amount": 1500' in shown(held)
+    text = shown(message)
+    assert QUESTION in text and f"<@{ASKER}>" in text  # who asked, by mention
+    assert '"amount": 1500' in text and "ops@vendor.example" in text  # the exact held action
+    assert set(buttons(message)) == {APPROVE, REJECT}  # no Retry for a held action
+    assert tool.calls == [TRANSFER]  # exactly what the reviewer saw, once
+    final = shown(messages[-1])
+    assert "The transfer was sent [1]" in final and "transfer_funds(" in final
+    assert "✅ approved · " in final
+    run = await run_row(db)
+    assert (run.status, run.termination_reason) == ("approved", "answered")
+    async with db.sessions() as session:
+        esc = (await session.scalars(select(EscalationRecord))).one()
+        calls = (await session.scalars(select(ToolCallRecord))).all()
+        actions = [a.action for a in (await session.scalars(select(AuditEvent).order_by(AuditEvent.id))).all()]
+    assert (esc.status, esc.decided_by) == ("approved", f"slack:{REVIEWER}")
+    assert [(c.tool, c.arguments) for c in calls] == [("transfer_funds", TRANSFER)]
+    assert actions[-3:] == ["review_approved", "run_resumed", "run_finished"]
+    updated = shown(slack_api.messages_in(REVIEW_CHANNEL)[0])
+    assert f"Approved by <@{REVIEWER}>" in updated and not buttons(slack_api.messages_in(REVIEW_CHANNEL)[0])
+
+
+async def test_reject_asks_for_a_reason_and_the_thread_gets_it(db, slack_api, llm_server):
+    tool = transfer_tool()
+    llm_server.respond_with(held_then_answered())
+    async with running_bot(db, slack_api, llm_server.base_url, tools=(tool,), review=REVIEW, policies=POLICIES) as bot:
+        thread, message, _ = await escalated(db, bot)
+        await click(bot, REJECT, message, REVIEWER)
+        [opened] = await slack_api.wait_for_async(lambda: slack_api.calls("views.open"), what="the reject modal")
+        run_id = opened.params["view"]["private_metadata"]
+        blank = await bot.post(
+            view_submission(
+                REJECT_MODAL,
+                {"reason": {"reason_input": {"type": "plain_text_input", "value": "  "}}},
+                user=REVIEWER,
+                private_metadata=run_id,
+            )
+        )
+        reason = "The vendor's bank details changed last week; call them first."
+        submitted = await bot.post(
+            view_submission(
+                REJECT_MODAL,
+                {"reason": {"reason_input": {"type": "plain_text_input", "value": reason}}},
+                user=REVIEWER,
+                private_metadata=run_id,
+            )
+        )
+        messages = await thread_messages(bot, thread, 2)
+
+    assert opened.params["view"]["callback_id"] == REJECT_MODAL
+    assert blank.json()["response_action"] == "errors"  # the reason is required
+    assert submitted.status_code == 200 and not submitted.content
+    assert reason.replace("'", "'") in shown(messages[-1]) and f"<@{REVIEWER}>" in shown(messages[-1])
+    assert tool.calls == []
+    run = await run_row(db)
+    assert run.status == "rejected"
+    assert "Rejected by" in shown(slack_api.messages_in(REVIEW_CHANNEL)[0])
+
+
+async def test_a_stranger_and_the_asker_are_refused_privately_and_audited(db, slack_api, llm_server):
+    llm_server.respond_with(held_then_answered())
+    review = ReviewConfig(channel=REVIEW_CHANNEL, reviewers=(REVIEWER, ASKER))  # the asker reviews too
+    async with running_bot(
+        db, slack_api, llm_server.base_url, tools=(transfer_tool(),), review=review, policies=POLICIES
+    ) as bot:
+        _, message, _ = await escalated(db, bot)
+        run = await run_row(db)
+        await click(bot, APPROVE, message, STRANGER)
+        await click(bot, APPROVE, message, run.asker)
+        refusals = await slack_api.wait_for_async(
+            lambda: (found := slack_api.calls("chat.postEphemeral")) and len(found) == 2 and found,
+            what="two ephemeral refusals",
+        )
+
+    assert [r.params["user"] for r in refusals] == [STRANGER, run.asker]
+    assert "Only Parley's reviewers" in refusals[0].params["text"]
+    assert "someone else must review" in refusals[1].params["text"]
+    async with db.sessions() as session:
+        audit = (await session.scalars(select(AuditEvent).where(AuditEvent.action == "review_refused"))).all()
+        esc = (await session.scalars(select(EscalationRecord))).one()
+    assert [a.actor for a in audit] == [f"slack:{STRANGER}", f"slack:{run.asker}"]
+    assert esc.status == "pending" and (await run_row(db)).status == "awaiting_review"
+
+
+async def test_two_reviewers_approving_at_once_record_one_decision(db, slack_api, llm_server):
+    tool = transfer_tool()
+    llm_server.respond_with(held_then_answered())
+    async with running_bot(db, slack_api, llm_server.base_url, tools=(tool,), review=REVIEW, policies=POLICIES) as bot:
+        thread, message, _ = await escalated(db, bot)
+        await asyncio.gather(
+            click(bot, APPROVE, message, REVIEWER),
+            click(bot, APPROVE, message, OTHER_REVIEWER),
+            click(bot, APPROVE, message, REVIEWER),  # a double click
+        )
+        await thread_messages(bot, thread, 2)
+        told = await slack_api.wait_for_async(
+            lambda: (found := slack_api.calls("chat.postEphemeral")) and len(found) == 2 and found,
+            what="the latecomers told who decided",
+        )
+
+    assert tool.calls == [TRANSFER]  # ran once
+    assert all("Already decided" in t.params["text"] and "Approved by" in t.params["text"] for t in told)
+    async with db.sessions() as session:
+        decisions = (await session.scalars(select(AuditEvent).where(AuditEvent.action == "review_approved"))).all()
+    assert len(decisions) == 1
+
+
+async def test_an_exhausted_run_is_approved_with_an_edited_answer_or_retried(db, slack_api, llm_server):
+    down = {"down": True}
+    after_the_outage = scripted({"tool": "calculator", "args": {"expression": "6 * 7"}}, {"final": "6 * 7 = 42 [1]"})
+
+    def model(body: Any) -> FakeReply:
+        if down["down"]:
+            return FakeReply.with_status(503, "the model server is overloaded")
+        return after_the_outage(body)
+
+    llm_server.respond_with(ByQuestion({"6 times 7": model}))
+    async with running_bot(db, slack_api, llm_server.base_url, review=REVIEW) as bot:
+        thread, message, partial = await escalated(db, bot, "What is 6 times 7?")
+        assert set(buttons(message)) == {APPROVE, REJECT, RETRY}
+        down["down"] = False  # the outage is over: a reviewer runs it again
+        await click(bot, RETRY, message, REVIEWER)
+        messages = await thread_messages(bot, thread, 2)
+        await slack_api.wait_for_async(lambda: "42 [1]" in shown(slack_api.messages_in(CHANNEL, thread)[-1]))
+
+    assert "A person will look at this" in shown(partial)
+    assert "42 [1]" in shown(slack_api.messages_in(CHANNEL, thread)[-1]) and len(messages) >= 2
+    async with db.sessions() as session:
+        runs = (await session.scalars(select(Run).order_by(Run.created_at))).all()
+    assert [(r.status, r.termination_reason) for r in runs] == [
+        ("degraded", "llm_unavailable"),
+        ("solved", "answered"),
+    ]
+    assert runs[1].retry_of == runs[0].id
+    assert "Run again by" in shown(slack_api.messages_in(REVIEW_CHANNEL)[0])
+
+
+async def test_approving_an_exhausted_run_posts_the_reviewers_answer(db, slack_api, llm_server):
+    llm_server.respond_with(lambda body: FakeReply.with_status(503, "the model server is overloaded"))
+    async with running_bot(db, slack_api, llm_server.base_url, review=REVIEW) as bot:
+        thread, message, _ = await escalated(db, bot, "What is 6 times 7?")
+        await click(bot, APPROVE, message, REVIEWER)
+        [opened] = await slack_api.wait_for_async(lambda: slack_api.calls("views.open"), what="the answer modal")
+        view = opened.params["view"]
+        answer = "6 × 7 = 42 (checked by hand)."
+        response = await bot.post(
+            view_submission(
+                APPROVE_MODAL,
+                {"answer": {"answer_input": {"type": "plain_text_input", "value": answer}}},
+                user=REVIEWER,
+                private_metadata=view["private_metadata"],
+            )
+        )
+        messages = await thread_messages(bot, thread, 2)
+
+    assert view["blocks"][0]["element"]["initial_value"].startswith("Partial answer")  # the draft to edit
+    assert response.status_code == 200
+    assert answer in shown(messages[-1]) and f"Reviewed and approved by <@{REVIEWER}>" in shown(messages[-1])
+    run = await run_row(db)
+    assert (run.status, run.answer) == ("approved", answer)
+
+
+async def test_a_restart_between_escalation_and_approval_resumes_in_the_new_process(db, slack_api, llm_server):
+    tool = transfer_tool()
+    llm_server.respond_with(scripted({"tool": "transfer_funds", "args": TRANSFER}))
+    async with running_bot(
+        db, slack_api, llm_server.base_url, tools=(tool,), review=REVIEW, policies=POLICIES
+    ) as first:
+        thread, message, _ = await escalated(db, first)
+    # A new process: a new agent, a new model script, the same database; the old message's button is clicked.
+    llm_server.respond_with(scripted({"final": "The transfer was sent [1]."}))
+    async with running_bot(
+        db, slack_api, llm_server.base_url, tools=(tool,), review=REVIEW, policies=POLICIES
+    ) as second:
+        await click(second, APPROVE, message, REVIEWER)
+        messages = await thread_messages(second, thread, 2)
+
+    assert tool.calls == [TRANSFER]
+    assert "The transfer was sent [1]" in shown(messages[-1])
+    assert (await run_row(db)).status == "approved"
+
+
+async def test_reminder_then_expiry_on_a_controlled_clock_reach_reviewers_and_the_asker(db, slack_api, llm_server):
+    llm_server.respond_with(held_then_answered())
+    async with running_bot(
+        db, slack_api, llm_server.base_url, tools=(transfer_tool(),), review=REVIEW, policies=POLICIES
+    ) as bot:
+        thread, message, _ = await escalated(db, bot)
+        async with db.sessions() as session:
+            created = (await session.scalars(select(EscalationRecord))).one().created_at
+        jobs = Jobs(db, REVIEW, bot.bot.review_desk)
+        early = await jobs.run_due(now=created + timedelta(minutes=29))
+        reminded = await Jobs(db, REVIEW, bot.bot.review_desk).run_due(now=created + timedelta(minutes=31))
+        reminder = await slack_api.wait_for_async(
+            lambda: next((c for c in slack_api.calls("chat.postMessage") if "Still waiting" in c.params["text"]), None),
+            what="the reminder",
+        )
+        expired = await Jobs(db, REVIEW, bot.bot.review_desk).run_due(now=created + timedelta(hours=25))
+        messages = await thread_messages(bot, thread, 2)
+
+    assert early["remind"] == 0 and reminded["remind"] == 1
+    assert reminder.params["channel"] == REVIEW_CHANNEL and reminder.params["thread_ts"] == message["ts"]
+    assert expired["expire"] == 1
+    assert "expired" in shown(messages[-1]) and "Nothing held was done" in shown(messages[-1])
+    assert "Expired at" in shown(slack_api.messages_in(REVIEW_CHANNEL)[0])
+    assert not buttons(slack_api.messages_in(REVIEW_CHANNEL)[0])
+    assert (await run_row(db)).status == "expired"
