@@ -1,0 +1,354 @@
+"""`parley review list|approve|reject`: escalations decided from the command line, for operators without Slack.
+
+The same rules as in Slack: one decision per escalation, whoever decides first (`settle`); an approved held
+action runs exactly as it was held and the run goes on from its snapshot; an escalation with nothing to
+resume (a refusal, or recovery that ran out) is approved with the reviewer's answer; a rejection says why.
+Authorisation excepted: whoever runs this process is a trusted operator, recorded as `cli:<login name>`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from agent import ConfigError, FanoutRecorder, RunStatus
+from bot.assembly import build_brain, open_agent
+from bot.config_file import LoadedConfig
+from bot.progress import ConsoleProgress
+from bot.render import render_result
+from bot.review.authority import CLI_OPERATOR
+from bot.review.service import Decision, current_escalation, pending_escalations, settle
+from bot.review.triage import escalated
+from bot.settings import Settings
+from bot.store import Database, RunOrigin, StoreRecorder, open_store
+from bot.store.models import EscalationRecord, Run
+from bot.store.queries import resolve_run_id
+
+EXIT_OK = 0
+EXIT_ALREADY_DECIDED = 1  # someone decided first: not a usage error, but nothing was done
+SHOWN_ID = 12
+QUESTION_WIDTH = 100
+DRAFT_WIDTH = 300
+
+
+class ReviewRefused(ConfigError):
+    """The command cannot be carried out as given (one line, exit 2)."""
+
+
+def add_review_commands(sub: argparse._SubParsersAction) -> None:
+    review = sub.add_parser("review", help="escalations waiting for a person: list, approve, reject")
+    review.set_defaults(config=None)
+    review_sub = review.add_subparsers(dest="review_command", required=True)
+
+    listing = review_sub.add_parser("list", help="escalations waiting for a decision, oldest first")
+    listing.add_argument("--limit", type=int, default=50, help="how many to show (default 50)")
+    listing.add_argument("--json", action="store_true")
+
+    approve = review_sub.add_parser(
+        "approve",
+        help="approve: a held action runs as held and the run goes on; otherwise the asker gets --answer",
+    )
+    approve.add_argument("run_id", metavar="RUN", help="the run id, or a unique prefix of at least 6 characters")
+    answer = approve.add_mutually_exclusive_group()
+    answer.add_argument("--answer", help="the answer the asker gets (escalations without held calls)")
+    answer.add_argument("--answer-file", type=Path, help="the answer, read from a file ('-': standard input)")
+    approve.add_argument("--config", type=Path, help="YAML configuration (use the one the run was asked with)")
+    approve.add_argument("--replay", type=Path, help="play back a recorded script for the rest of the run")
+    approve.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    approve.add_argument("--quiet", action="store_true", help="no step-by-step progress on stderr")
+
+    reject = review_sub.add_parser("reject", help="reject: nothing held runs; the asker is told why")
+    reject.add_argument("run_id", metavar="RUN", help="the run id, or a unique prefix of at least 6 characters")
+    reject.add_argument("--reason", help="why (required): recorded, and what the asker is told")
+    reject.add_argument("--json", action="store_true", help="print the outcome as JSON")
+
+
+async def run_review_command(args: argparse.Namespace, settings: Settings, loaded: LoadedConfig) -> int:
+    reason = None
+    if args.review_command == "list":
+        if args.limit < 1 or args.limit > 1000:
+            raise ReviewRefused("--limit must be between 1 and 1000")
+    elif args.review_command == "reject":
+        reason = (args.reason or "").strip()
+        if not reason:
+            raise ReviewRefused("reject needs --reason TEXT: why, for the asker and the audit log")
+    db = await open_store(settings.database_url)
+    try:
+        if args.review_command == "list":
+            return await _list(db, args, sys.stdout)
+        actor = operator(settings)
+        escalation, run = await _escalation_of(db, args.run_id)
+        if escalation.status != "pending":
+            return already_decided(escalation)
+        if args.review_command == "reject":
+            assert reason
+            return await _reject(db, args, run, actor, reason)
+        if escalation.kind == "held_action":
+            return await _approve_held(db, args, settings, loaded, escalation, run, actor)
+        return await _approve_with_answer(db, args, escalation, run, actor)
+    finally:
+        await db.aclose()
+
+
+def operator(settings: Settings) -> str:
+    """The actor recorded for decisions taken here: `cli:<login name>` (trusted, like the asker of `parley ask`)."""
+    user = settings.cli_user()
+    return user if user.startswith(f"{CLI_OPERATOR}:") else f"{CLI_OPERATOR}:{user}"
+
+
+async def _escalation_of(db: Database, wanted: str) -> tuple[EscalationRecord, Run]:
+    run_id = await resolve_run_id(db, wanted)
+    escalation, run = await current_escalation(db, run_id)
+    if run is None:  # removed between the two reads
+        raise ReviewRefused(f"no run {wanted!r}")
+    if escalation is None:
+        raise ReviewRefused(f"run {run_id[:SHOWN_ID]} ({run.status}) has no escalation: there is nothing to decide")
+    return escalation, run
+
+
+def already_decided(escalation: EscalationRecord | None) -> int:
+    if escalation is None:  # cannot happen once an escalation existed; said plainly all the same
+        print("parley: Already decided", file=sys.stderr)
+    else:
+        print(
+            f"parley: Already decided: {escalation.status} by {escalation.decided_by or 'unknown'} "
+            f"at {_moment(escalation.decided_at)}",
+            file=sys.stderr,
+        )
+    return EXIT_ALREADY_DECIDED
+
+
+# --- list -------------------------------------------------------------------------------------------------
+
+
+async def _list(db: Database, args: argparse.Namespace, out: TextIO) -> int:
+    rows = await pending_escalations(db, limit=args.limit + 1)
+    more = len(rows) > args.limit
+    rows = rows[: args.limit]
+    now = datetime.now(UTC)
+    if args.json:
+        body = {"escalations": [escalation_summary(esc, run, now=now) for esc, run in rows], "more": more}
+        out.write(json.dumps(body, ensure_ascii=False, indent=2) + "\n")
+    else:
+        out.write(render_pending(rows, more=more, now=now))
+    return EXIT_OK
+
+
+def escalation_summary(escalation: EscalationRecord, run: Run, *, now: datetime) -> dict[str, Any]:
+    return {
+        "run_id": run.id,
+        "escalation_id": escalation.id,
+        "kind": escalation.kind,
+        "reason": escalation.reason,
+        "level": escalation.level,
+        "message": escalation.message,
+        "created_at": escalation.created_at.isoformat(),
+        "waiting_s": max(0, int((now - escalation.created_at).total_seconds())),
+        "source": run.source,
+        "asker": run.asker,
+        "channel_id": run.channel_id,
+        "question": run.question,
+        "held_calls": escalation.held_calls,
+        "tool": escalation.tool,
+        "arguments": escalation.arguments,
+        "draft_answer": escalation.draft_answer,
+    }
+
+
+def render_pending(rows: list[tuple[EscalationRecord, Run]], *, more: bool, now: datetime) -> str:
+    if not rows:
+        return "No escalations are waiting for a decision.\n"
+    count = f"{len(rows)} escalation{'' if len(rows) == 1 else 's'}"
+    lines = [f"{count} waiting for a decision, oldest first:"]
+    for esc, run in rows:
+        where = f" in {run.channel_id}" if run.channel_id else ""
+        lines.append("")
+        lines.append(
+            f"{run.id[:SHOWN_ID]}  waiting {age(esc.created_at, now=now)}  {esc.kind}  "
+            f"asked by {run.asker} via {run.source}{where}"
+        )
+        lines.append(f"  Q: {_short(run.question, QUESTION_WIDTH)}")
+        lines.append(f"  why: {esc.message or esc.reason} ({esc.reason}, {esc.level})")
+        for call in esc.held_calls:
+            lines.append(f"  held: {call.get('tool')} {_json(call.get('arguments'))}  (call {call.get('id')})")
+        if not esc.held_calls and esc.tool:
+            lines.append(f"  refused: {esc.tool} {_json(esc.arguments)}")
+        if esc.kind != "held_action" and esc.draft_answer:
+            lines.append(f"  draft: {_short(esc.draft_answer, DRAFT_WIDTH)}")
+    lines.append("")
+    if more:
+        lines.append(f"More are waiting: the oldest {len(rows)} are shown (--limit).")
+    lines.append(
+        "Decide: parley review approve RUN (a held action runs; otherwise --answer TEXT) · "
+        "parley review reject RUN --reason TEXT"
+    )
+    return "\n".join(lines) + "\n"
+
+
+# --- approve ----------------------------------------------------------------------------------------------
+
+
+async def _approve_held(
+    db: Database,
+    args: argparse.Namespace,
+    settings: Settings,
+    loaded: LoadedConfig,
+    escalation: EscalationRecord,
+    run: Run,
+    actor: str,
+) -> int:
+    """Everything that can refuse is checked before the decision is taken: an approval always resumes the run."""
+    short = run.id[:SHOWN_ID]
+    if args.answer is not None or args.answer_file is not None:
+        raise ReviewRefused(
+            f"run {short} holds tool calls: approving runs them and the run answers itself (--answer is for "
+            "escalations without held calls)"
+        )
+    if not run.snapshot:
+        raise ReviewRefused(f"run {short} kept no state to resume from: reject it, or ask the question again")
+    brain = build_brain(settings, loaded.agent, replay=args.replay, question=run.question)
+    origin = RunOrigin(
+        source="slack" if run.source == "slack" else "cli",
+        asker=run.asker,
+        workspace_id=run.workspace_id,
+        channel_id=run.channel_id,
+        thread_ts=run.thread_ts,
+    )
+    recorders: list[Any] = [StoreRecorder(db, origin, review=loaded.review)]
+    if not args.quiet:
+        recorders.append(ConsoleProgress(sys.stderr))
+    async with open_agent(settings, loaded, brain) as agent:
+        missing = sorted({str(call.get("tool")) for call in escalation.held_calls} - set(agent.tool_names))
+        if missing:
+            raise ReviewRefused(
+                f"run {short} holds calls to {', '.join(missing)}, which {loaded.path} does not configure: "
+                "pass the --config the run was asked with"
+            )
+        if run.config_hash and run.config_hash != loaded.hash and not args.quiet:
+            print(
+                f"parley: note: run {short} was asked under another configuration; the held calls run as held, "
+                f"the rest of the run follows {loaded.path}",
+                file=sys.stderr,
+            )
+        settled = await settle(db, run.id, Decision.APPROVED, actor=actor, run_status=RunStatus.RUNNING)
+        if not settled.won:
+            return already_decided(settled.escalation)
+        if not args.quiet:
+            print(f"Approved by {actor}: the held calls run and the run goes on.", file=sys.stderr)
+        result = await agent.resume(run.snapshot, approved_by=actor, recorder=FanoutRecorder(*recorders))
+    result = escalated(result, loaded.review)
+    print(result.model_dump_json(indent=2) if args.json else render_result(result))
+    return EXIT_OK
+
+
+async def _approve_with_answer(
+    db: Database, args: argparse.Namespace, escalation: EscalationRecord, run: Run, actor: str
+) -> int:
+    short = run.id[:SHOWN_ID]
+    if args.replay is not None:
+        raise ReviewRefused(f"run {short} has no held calls to resume: --replay is for held actions")
+    answer = _answer(args)
+    if answer is None:
+        raise ReviewRefused(
+            f"run {short} is {escalation.kind} ({escalation.reason}): there is nothing to resume, so approving "
+            "needs the answer the asker gets: --answer TEXT or --answer-file PATH (the draft is in "
+            "`parley review list`)"
+        )
+    settled = await settle(db, run.id, Decision.APPROVED, actor=actor, final_answer=answer)
+    if not settled.won:
+        return already_decided(settled.escalation)
+    _print_decision(args, settled.escalation, run, answer=answer)
+    return EXIT_OK
+
+
+def _answer(args: argparse.Namespace) -> str | None:
+    if args.answer is not None:
+        text, given = args.answer, "--answer"
+    elif args.answer_file is not None:
+        given = "--answer-file"
+        try:
+            from_stdin = str(args.answer_file) == "-"
+            text = sys.stdin.read() if from_stdin else args.answer_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise ReviewRefused(f"cannot read --answer-file {args.answer_file}: {why}") from None
+    else:
+        return None
+    text = text.strip()
+    if not text:
+        raise ReviewRefused(f"{given} is blank: give the answer the asker gets")
+    return text
+
+
+# --- reject -----------------------------------------------------------------------------------------------
+
+
+async def _reject(db: Database, args: argparse.Namespace, run: Run, actor: str, reason: str) -> int:
+    settled = await settle(db, run.id, Decision.REJECTED, actor=actor, reason=reason)
+    if not settled.won:
+        return already_decided(settled.escalation)
+    _print_decision(args, settled.escalation, run, reason=reason)
+    return EXIT_OK
+
+
+def _print_decision(
+    args: argparse.Namespace,
+    escalation: EscalationRecord | None,
+    run: Run,
+    *,
+    answer: str | None = None,
+    reason: str | None = None,
+) -> None:
+    decision = escalation.status if escalation else ("approved" if answer is not None else "rejected")
+    decided_by = escalation.decided_by if escalation else None
+    decided_at = escalation.decided_at if escalation else None
+    if args.json:
+        body = {
+            "run_id": run.id,
+            "decision": decision,
+            "decided_by": decided_by,
+            "decided_at": decided_at.isoformat() if decided_at else None,
+            "answer": answer,
+            "reason": reason,
+        }
+        print(json.dumps(body, ensure_ascii=False, indent=2))
+        return
+    lines = [f"{decision.capitalize()} by {decided_by}" + (f": {reason}" if reason else "")]
+    if answer is not None:
+        lines += ["", answer]
+    lines += ["", f"status: {decision} · run: {run.id}"]
+    print("\n".join(lines))
+
+
+# --- text helpers -----------------------------------------------------------------------------------------
+
+
+def age(since: datetime, *, now: datetime) -> str:
+    seconds = max(0, int((now - since).total_seconds()))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes = seconds // 60
+    if minutes < 60:
+        return f"{minutes}m"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours}h {minutes}m" if minutes else f"{hours}h"
+    days, hours = divmod(hours, 24)
+    return f"{days}d {hours}h" if hours else f"{days}d"
+
+
+def _moment(moment: datetime | None) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if moment else "an unknown time"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _short(text: str, limit: int) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
