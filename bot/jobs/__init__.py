@@ -1,4 +1,4 @@
-"""The timed jobs: remind reviewers, expire undecided escalations, end stale runs, purge old payloads.
+"""The timed jobs: announce and remind escalations, expire undecided ones, end stale runs, purge payloads.
 
 Each job runs on every replica's scheduler but, through its lease in `job_leases`, once per interval
 across all of them; each item a job handles is claimed with a conditional UPDATE, so none is handled twice.
@@ -7,7 +7,7 @@ across all of them; each item a job handles is claimed with a conditional UPDATE
 from bot.jobs.leases import claim, release
 from bot.jobs.notifier import Notifier, SilentNotifier
 from bot.jobs.scheduler import Jobs
-from bot.jobs.sweeps import SWEEPS, Sweep, expire, purge, recover_stale, remind
+from bot.jobs.sweeps import SWEEPS, Sweep, announce, expire, purge, recover_stale, remind
 
 __all__ = [
     "SWEEPS",
@@ -15,6 +15,7 @@ __all__ = [
     "Notifier",
     "SilentNotifier",
     "Sweep",
+    "announce",
     "claim",
     "expire",
     "purge",

@@ -17,6 +17,9 @@ class Notifier(Protocol):
     goes on with its next item.
     """
 
+    async def announce(self, escalation: EscalationRecord, run: Run) -> None:
+        """A pending escalation has no reviewer message yet: post it (claiming it, so it is posted once)."""
+
     async def remind(self, escalation: EscalationRecord, run: Run) -> None:
         """An escalation has waited `remind_after_minutes` without a decision: nudge the reviewers."""
 
@@ -29,6 +32,9 @@ class Notifier(Protocol):
 
 class SilentNotifier:
     """Tells nobody but the log: for the command line, and `parley serve` without Slack."""
+
+    async def announce(self, escalation: EscalationRecord, run: Run) -> None:
+        log.debug("escalation %s of run %s waits for a reviewer (no reviewer channel)", escalation.id, run.id)
 
     async def remind(self, escalation: EscalationRecord, run: Run) -> None:
         log.info("escalation %s of run %s is still waiting for a reviewer", escalation.id, run.id)

@@ -21,7 +21,17 @@ from bot.review.service import Decision, settle
 from bot.store.database import Database
 from bot.store.models import AuditEvent, EscalationRecord, Run, Step, ToolCallRecord
 
-__all__ = ["SWEEPS", "Notifier", "SilentNotifier", "Sweep", "expire", "purge", "recover_stale", "remind"]
+__all__ = [
+    "SWEEPS",
+    "Notifier",
+    "SilentNotifier",
+    "Sweep",
+    "announce",
+    "expire",
+    "purge",
+    "recover_stale",
+    "remind",
+]
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +58,28 @@ class Sweep(Protocol):
     """One timed job: handle what is due at `now`, return how many items were handled."""
 
     async def __call__(self, db: Database, config: ReviewConfig, notifier: Notifier, *, now: datetime) -> int: ...
+
+
+async def announce(db: Database, config: ReviewConfig, notifier: Notifier, *, now: datetime) -> int:
+    """Hand every pending escalation that has no reviewer message yet to the notifier.
+
+    Runs escalated where nobody posts them (`parley ask`, another replica that died before posting, a
+    Slack outage) reach the reviewers within one interval. The notifier claims each message itself (one
+    conditional UPDATE), so replicas never post one twice.
+    """
+    async with db.sessions() as session:
+        rows = (
+            await session.execute(
+                select(EscalationRecord, Run)
+                .join(Run, Run.id == EscalationRecord.run_id)
+                .where(EscalationRecord.status == "pending", EscalationRecord.review_channel.is_(None))
+                .order_by(EscalationRecord.created_at, EscalationRecord.id)
+                .limit(MAX_ITEMS_PER_PASS)
+            )
+        ).all()
+    for escalation, run in rows:
+        await _tell(notifier.announce, escalation, run, what=f"the announcement of escalation {escalation.id}")
+    return len(rows)
 
 
 async def remind(db: Database, config: ReviewConfig, notifier: Notifier, *, now: datetime) -> int:
@@ -198,6 +230,7 @@ async def purge(db: Database, config: ReviewConfig, notifier: Notifier, *, now: 
 # The order a pass runs them in: a stale run is ended before anything else looks at it, and an
 # escalation past its time is expired before a reminder could be sent for it.
 SWEEPS: dict[str, Sweep] = {
+    "announce": announce,
     "recover_stale": recover_stale,
     "expire": expire,
     "remind": remind,

@@ -24,6 +24,9 @@ from bot.review.authority import CLI_OPERATOR
 from bot.review.service import Decision, current_escalation, pending_escalations, settle
 from bot.review.triage import escalated
 from bot.settings import Settings
+from bot.slack.app import slack_client
+from bot.slack.blocks import answer_messages
+from bot.slack.review import ReviewBoard
 from bot.store import Database, RunOrigin, StoreRecorder, open_store
 from bot.store.models import EscalationRecord, Run
 from bot.store.queries import resolve_run_id
@@ -86,12 +89,20 @@ async def run_review_command(args: argparse.Namespace, settings: Settings, loade
             return already_decided(escalation)
         if args.review_command == "reject":
             assert reason
-            return await _reject(db, args, run, actor, reason)
+            return await _reject(db, args, run, actor, reason, slack_board(db, settings, loaded))
         if escalation.kind == "held_action":
             return await _approve_held(db, args, settings, loaded, escalation, run, actor)
-        return await _approve_with_answer(db, args, escalation, run, actor)
+        return await _approve_with_answer(db, args, escalation, run, actor, slack_board(db, settings, loaded))
     finally:
         await db.aclose()
+
+
+def slack_board(db: Database, settings: Settings, loaded: LoadedConfig) -> ReviewBoard | None:
+    """With Slack configured, a decision taken here shows there too: the reviewer message and the thread."""
+    if settings.slack_bot_token is None:
+        return None
+    channel = settings.review_channel or loaded.review.channel
+    return ReviewBoard(db, slack_client(settings), loaded.review, channel=channel)
 
 
 def operator(settings: Settings) -> str:
@@ -239,14 +250,27 @@ async def _approve_held(
             return already_decided(settled.escalation)
         if not args.quiet:
             print(f"Approved by {actor}: the held calls run and the run goes on.", file=sys.stderr)
+        board = slack_board(db, settings, loaded)
+        if board is not None:
+            await board.announce_decision(run.id)
         result = await agent.resume(run.snapshot, approved_by=actor, recorder=FanoutRecorder(*recorders))
     result = escalated(result, loaded.review)
+    if board is not None:
+        for message in answer_messages(result):
+            await board.tell_thread(run, message)
+        if result.status is RunStatus.AWAITING_REVIEW:
+            await board.post(run.id)  # held again (another call): the reviewers see the new escalation
     print(result.model_dump_json(indent=2) if args.json else render_result(result))
     return EXIT_OK
 
 
 async def _approve_with_answer(
-    db: Database, args: argparse.Namespace, escalation: EscalationRecord, run: Run, actor: str
+    db: Database,
+    args: argparse.Namespace,
+    escalation: EscalationRecord,
+    run: Run,
+    actor: str,
+    board: ReviewBoard | None,
 ) -> int:
     short = run.id[:SHOWN_ID]
     if args.replay is not None:
@@ -261,6 +285,8 @@ async def _approve_with_answer(
     settled = await settle(db, run.id, Decision.APPROVED, actor=actor, final_answer=answer)
     if not settled.won:
         return already_decided(settled.escalation)
+    if board is not None:
+        await board.announce_decision(run.id)
     _print_decision(args, settled.escalation, run, answer=answer)
     return EXIT_OK
 
@@ -287,10 +313,14 @@ def _answer(args: argparse.Namespace) -> str | None:
 # --- reject -----------------------------------------------------------------------------------------------
 
 
-async def _reject(db: Database, args: argparse.Namespace, run: Run, actor: str, reason: str) -> int:
+async def _reject(
+    db: Database, args: argparse.Namespace, run: Run, actor: str, reason: str, board: ReviewBoard | None
+) -> int:
     settled = await settle(db, run.id, Decision.REJECTED, actor=actor, reason=reason)
     if not settled.won:
         return already_decided(settled.escalation)
+    if board is not None:
+        await board.announce_decision(run.id)
     _print_decision(args, settled.escalation, run, reason=reason)
     return EXIT_OK
 

@@ -133,6 +133,31 @@ async def note_refusal(db: Database, run_id: str, actor: str, attempted: str, wh
         )
 
 
+async def claim_review_message(db: Database, escalation_id: int, channel: str) -> bool:
+    """Claim the posting of a pending escalation's reviewer message (one poster across workers and replicas)."""
+    async with db.sessions() as session, session.begin():
+        claimed = await session.execute(
+            update(EscalationRecord)
+            .where(
+                EscalationRecord.id == escalation_id,
+                EscalationRecord.review_channel.is_(None),
+                EscalationRecord.status == "pending",
+            )
+            .values(review_channel=channel)
+        )
+    return claimed.rowcount == 1
+
+
+async def release_review_message(db: Database, escalation_id: int) -> None:
+    """Posting failed: let a later attempt (the `announce` job) post it."""
+    async with db.sessions() as session, session.begin():
+        await session.execute(
+            update(EscalationRecord)
+            .where(EscalationRecord.id == escalation_id, EscalationRecord.review_ts.is_(None))
+            .values(review_channel=None)
+        )
+
+
 async def set_review_message(db: Database, escalation_id: int, channel: str, ts: str) -> None:
     async with db.sessions() as session, session.begin():
         await session.execute(

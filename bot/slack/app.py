@@ -31,7 +31,7 @@ from bot.slack.commands import register_commands
 from bot.slack.events import Candidate, Ignored, read
 from bot.slack.home import register_home
 from bot.slack.reply import DEFAULT_MIN_INTERVAL_S
-from bot.slack.review import ReviewDesk
+from bot.slack.review import ReviewBoard, ReviewDesk
 from bot.slack.workers import RunQueue
 from bot.store import Database, DatabaseUnavailable, check_reachable
 from bot.store.conversations import SlackAsk, enqueue, thread_is_ours
@@ -117,9 +117,10 @@ class SlackBot:
         register_home(self.app, db, self.reviewers)  # before the catch-all: bolt runs the first match
         register_commands(self.app, db, self.reviewers)
         channel = settings.review_channel or review.channel
-        self.review_desk = ReviewDesk(self.app, db, self.client, self.reviewers, review, self.queue, channel=channel)
-        self.queue.on_escalated = self.review_desk.post
-        self.jobs = Jobs(db, review, self.review_desk) if run_jobs else None
+        self.review_board = ReviewBoard(db, self.client, review, channel=channel)
+        self.review_desk = ReviewDesk(self.app, db, self.reviewers, self.review_board, self.queue, self.client)
+        self.queue.on_escalated = self.review_board.post
+        self.jobs = Jobs(db, review, self.review_board) if run_jobs else None
         self.app.event(re.compile(".*"))(self._on_other_event)  # acknowledged, nothing to do
 
     async def start(self) -> None:

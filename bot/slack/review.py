@@ -19,7 +19,16 @@ from slack_sdk.web.async_client import AsyncWebClient
 from agent import RunStatus
 from bot.review.authority import Reviewers
 from bot.review.config import ReviewConfig
-from bot.review.service import Decision, Settled, current_escalation, note_refusal, set_review_message, settle
+from bot.review.service import (
+    Decision,
+    Settled,
+    claim_review_message,
+    current_escalation,
+    note_refusal,
+    release_review_message,
+    set_review_message,
+    settle,
+)
 from bot.slack.blocks import SlackMessage, _contexts, _header, _sections, _split, escape, held_call_text
 from bot.slack.workers import RunQueue
 from bot.store import Database
@@ -43,10 +52,10 @@ KIND_TITLE = {
     "exhausted": "🧯 Parley could not finish this on its own",
 }
 DECIDED = {
-    "approved": "✅ Approved by <@{who}> at {at}",
-    "rejected": "⛔ Rejected by <@{who}> at {at}: {reason}",
+    "approved": "✅ Approved by {who} at {at}",
+    "rejected": "⛔ Rejected by {who} at {at}: {reason}",
     "expired": "⌛ Expired at {at}: {reason}",
-    "retried": "🔁 Run again by <@{who}> at {at}",
+    "retried": "🔁 Run again by {who} at {at}",
 }
 
 
@@ -54,8 +63,12 @@ def actor_of(user: str) -> str:
     return f"slack:{user}"
 
 
-def _user_of(actor: str | None) -> str:
-    return (actor or "").removeprefix("slack:")
+def who(actor: str | None) -> str:
+    """An actor as people read it: a Slack user as a mention, anyone else (`cli:carol`) as escaped text."""
+    actor = actor or "?"
+    if actor.startswith("slack:"):
+        return f"<@{escape(actor.removeprefix('slack:'))}>"
+    return escape(actor)
 
 
 def _when(at: datetime | None) -> str:
@@ -97,7 +110,7 @@ def review_message(esc: EscalationRecord, run: Run, permalink: str | None, *, de
 def decision_line(esc: EscalationRecord) -> str:
     template = DECIDED.get(esc.status, "{status}")
     return template.format(
-        who=escape(_user_of(esc.decided_by)),
+        who=who(esc.decided_by),
         at=_when(esc.decided_at),
         reason=escape(esc.decision_reason or ""),
         status=esc.status,
@@ -127,42 +140,29 @@ def ask_of(run: Run) -> SlackAsk:
     )
 
 
-class ReviewDesk:
-    """Posts escalations to the reviewer channel and takes the decisions made there."""
+class ReviewBoard:
+    """What reviewers and askers are shown in Slack: the reviewer message, its updates, the thread's notices.
 
-    def __init__(
-        self,
-        app: AsyncApp,
-        db: Database,
-        client: AsyncWebClient,
-        reviewers: Reviewers,
-        config: ReviewConfig,
-        queue: RunQueue,
-        *,
-        channel: str | None = None,
-    ) -> None:
+    Used by the interactive desk, by the timed jobs (it is their notifier) and by `parley review` when Slack
+    is configured, so a decision shows the same wherever it was taken.
+    """
+
+    def __init__(self, db: Database, client: AsyncWebClient, config: ReviewConfig, *, channel: str | None = None):
         self._db = db
         self._client = client
-        self._reviewers = reviewers
         self._config = config
-        self._queue = queue
         self.channel = channel or config.channel
-        app.action(APPROVE)(self._on_approve)
-        app.action(REJECT)(self._on_reject)
-        app.action(RETRY)(self._on_retry)
-        app.view(APPROVE_MODAL)(self._on_approve_submitted)
-        app.view(REJECT_MODAL)(self._on_reject_submitted)
-
-    # --- escalations in ----------------------------------------------------------------------------------
 
     async def post(self, run_id: str) -> None:
-        """Post the run's pending escalation in the reviewer channel (once; its ts is kept for updates)."""
+        """Post the run's pending escalation in the reviewer channel, once across replicas (claimed first)."""
         esc, run = await current_escalation(self._db, run_id)
-        if esc is None or run is None or esc.status != "pending" or esc.review_ts:
+        if esc is None or run is None or esc.status != "pending" or esc.review_channel:
             return
         if not self.channel:
             log.warning("run %s waits for review, but no reviewer channel is set (PARLEY_REVIEW_CHANNEL)", run_id)
             return
+        if not await claim_review_message(self._db, esc.id, self.channel):
+            return  # another worker or replica is posting it
         message = review_message(esc, run, await self._permalink(run))
         try:
             response = await self._client.chat_postMessage(
@@ -170,8 +170,45 @@ class ReviewDesk:
             )
         except (SlackApiError, SlackClientError, OSError) as exc:
             log.error("could not post run %s to the reviewer channel %s: %s", run_id, self.channel, exc)
+            await release_review_message(self._db, esc.id)  # the `announce` job tries again
             return
         await set_review_message(self._db, esc.id, self.channel, response["ts"])
+
+    async def announce_decision(self, run_id: str) -> None:
+        """The decision taken on the run's escalation, shown: reviewer message updated, the thread told."""
+        esc, run = await current_escalation(self._db, run_id)
+        if esc is None or run is None or esc.status == "pending":
+            return
+        await self.show_decided(esc, run)
+        if esc.status == "approved" and esc.final_answer is not None:
+            await self.tell_thread(run, reviewed_answer(esc.final_answer, esc.decided_by or "?", run.id))
+        elif esc.status == "approved":
+            await self.tell_thread(run, resuming(esc.decided_by or "?", run.id))
+        elif esc.status == "rejected":
+            await self.tell_thread(run, rejection(esc.decision_reason or "", esc.decided_by or "?", run.id))
+        elif esc.status == "expired":
+            await self.tell_thread(run, expiry(self._config.expire_after_hours, run.id))
+
+    async def show_decided(self, esc: EscalationRecord, run: Run) -> None:
+        if not esc.review_ts or not esc.review_channel:
+            return
+        message = review_message(esc, run, await self._permalink(run), decided=True)
+        try:
+            await self._client.chat_update(
+                channel=esc.review_channel, ts=esc.review_ts, text=message.text, blocks=message.blocks
+            )
+        except (SlackApiError, SlackClientError, OSError) as exc:
+            log.warning("could not update the review message of run %s: %s", run.id, exc)
+
+    async def tell_thread(self, run: Run, message: SlackMessage) -> None:
+        if not run.channel_id or not run.thread_ts:
+            return  # asked on the command line: no thread to tell
+        try:
+            await self._client.chat_postMessage(
+                channel=run.channel_id, thread_ts=run.thread_ts, text=message.text, blocks=message.blocks
+            )
+        except (SlackApiError, SlackClientError, OSError) as exc:
+            log.warning("could not tell the thread of run %s: %s", run.id, exc)
 
     async def _permalink(self, run: Run) -> str | None:
         if not run.channel_id or not (run.trigger_ts or run.thread_ts):
@@ -184,6 +221,53 @@ class ReviewDesk:
             log.warning("no permalink for run %s: %s", run.id, exc)
             return None
         return response.get("permalink")
+
+    # --- the timed jobs' notifier (bot.jobs.notifier.Notifier) ---------------------------------------------
+
+    async def announce(self, escalation: EscalationRecord, run: Run) -> None:
+        await self.post(run.id)
+
+    async def remind(self, escalation: EscalationRecord, run: Run) -> None:
+        if not escalation.review_channel or not escalation.review_ts:
+            await self.post(run.id)
+            return
+        waited = int((datetime.now(UTC) - escalation.created_at).total_seconds() // 60)
+        await self._client.chat_postMessage(
+            channel=escalation.review_channel,
+            thread_ts=escalation.review_ts,
+            text=f"⏰ Still waiting for a decision ({waited} min). Approve or reject above.",
+        )
+
+    async def expired(self, escalation: EscalationRecord, run: Run) -> None:
+        await self.announce_decision(run.id)
+
+    async def stale_ended(self, run: Run) -> None:
+        stopped = run.answer or "Parley stopped before it finished this question."
+        await self.tell_thread(run, _notice(stopped, run.id, f"⚠️ {run.status} · {run.termination_reason}"))
+
+
+class ReviewDesk:
+    """Takes the decisions made in the reviewer channel: buttons, modals, rights, exactly one decision."""
+
+    def __init__(
+        self,
+        app: AsyncApp,
+        db: Database,
+        reviewers: Reviewers,
+        board: ReviewBoard,
+        queue: RunQueue,
+        client: AsyncWebClient,
+    ) -> None:
+        self._db = db
+        self._client = client
+        self._reviewers = reviewers
+        self.board = board
+        self._queue = queue
+        app.action(APPROVE)(self._on_approve)
+        app.action(REJECT)(self._on_reject)
+        app.action(RETRY)(self._on_retry)
+        app.view(APPROVE_MODAL)(self._on_approve_submitted)
+        app.view(REJECT_MODAL)(self._on_reject_submitted)
 
     # --- buttons -------------------------------------------------------------------------------------------
 
@@ -246,7 +330,8 @@ class ReviewDesk:
             if decided.escalation is not None:
                 await self._ephemeral(body, f"Already decided: {decision_line(decided.escalation)}")
             return False
-        await self._show_decided(decided)
+        if decided.escalation is not None and decided.run is not None:
+            await self.board.show_decided(decided.escalation, decided.run)
         return True
 
     # --- modals --------------------------------------------------------------------------------------------
@@ -294,11 +379,7 @@ class ReviewDesk:
             await ack(response_action="errors", errors={block: f"Already decided: {line}"})
             return
         await ack()
-        await self._show_decided(decided)
-        if decision is Decision.APPROVED:
-            await self._tell_thread(run, reviewed_answer(final_answer or "", user, run.id))
-        else:
-            await self._tell_thread(run, rejection(reason or "", user, run.id))
+        await self.board.announce_decision(run.id)
 
     async def _open(self, body: dict[str, Any], view: dict[str, Any]) -> None:
         try:
@@ -306,30 +387,6 @@ class ReviewDesk:
         except (SlackApiError, SlackClientError, OSError) as exc:
             log.warning("could not open the review modal: %s", exc)
             await self._ephemeral(body, "Slack did not open the form in time; please click again.")
-
-    # --- telling people ------------------------------------------------------------------------------------
-
-    async def _show_decided(self, decided: Settled) -> None:
-        esc, run = decided.escalation, decided.run
-        if esc is None or run is None or not esc.review_ts or not esc.review_channel:
-            return
-        message = review_message(esc, run, await self._permalink(run), decided=True)
-        try:
-            await self._client.chat_update(
-                channel=esc.review_channel, ts=esc.review_ts, text=message.text, blocks=message.blocks
-            )
-        except (SlackApiError, SlackClientError, OSError) as exc:
-            log.warning("could not update the review message of run %s: %s", run.id, exc)
-
-    async def _tell_thread(self, run: Run, message: SlackMessage) -> None:
-        if not run.channel_id or not run.thread_ts:
-            return
-        try:
-            await self._client.chat_postMessage(
-                channel=run.channel_id, thread_ts=run.thread_ts, text=message.text, blocks=message.blocks
-            )
-        except (SlackApiError, SlackClientError, OSError) as exc:
-            log.warning("could not tell the thread of run %s: %s", run.id, exc)
 
     async def _ephemeral(self, body: dict[str, Any], text: str) -> None:
         channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
@@ -340,47 +397,32 @@ class ReviewDesk:
         except (SlackApiError, SlackClientError, OSError) as exc:
             log.warning("could not answer %s privately: %s", _clicker(body), exc)
 
-    # --- the timed jobs' notifier (bot.jobs.notifier.Notifier) ---------------------------------------------
-
-    async def remind(self, escalation: EscalationRecord, run: Run) -> None:
-        if not escalation.review_channel or not escalation.review_ts:
-            await self.post(run.id)
-            return
-        waited = int((datetime.now(UTC) - escalation.created_at).total_seconds() // 60)
-        await self._client.chat_postMessage(
-            channel=escalation.review_channel,
-            thread_ts=escalation.review_ts,
-            text=f"⏰ Still waiting for a decision ({waited} min). Approve or reject above.",
-        )
-
-    async def expired(self, escalation: EscalationRecord, run: Run) -> None:
-        await self._show_decided(Settled(True, escalation, run))
-        await self._tell_thread(
-            run,
-            _notice(
-                f"⌛ No reviewer decided within {self._config.expire_after_hours:g} h, so this request expired. "
-                "Nothing held was done; ask again if you still need it.",
-                run.id,
-                "⌛ expired",
-            ),
-        )
-
-    async def stale_ended(self, run: Run) -> None:
-        stopped = run.answer or "Parley stopped before it finished this question."
-        await self._tell_thread(run, _notice(stopped, run.id, f"⚠️ {run.status} · {run.termination_reason}"))
-
 
 def reviewed_answer(answer: str, reviewer: str, run_id: str) -> SlackMessage:
+    """The answer a reviewer wrote (or edited from the draft); `reviewer` is an actor (`slack:U…`, `cli:…`)."""
     blocks = [
         *_sections(escape(answer)),
-        *_contexts(f"✅ Reviewed and approved by <@{escape(reviewer)}> · run `{escape(run_id[:12])}`"),
+        *_contexts(f"✅ Reviewed and approved by {who(reviewer)} · run `{escape(run_id[:12])}`"),
     ]
     return SlackMessage(text=_plain(answer), blocks=blocks)
 
 
 def rejection(reason: str, reviewer: str, run_id: str) -> SlackMessage:
-    text = f"⛔ A reviewer (<@{escape(reviewer)}>) declined this request: {escape(reason)}"
+    text = f"⛔ A reviewer ({who(reviewer)}) declined this request: {escape(reason)}"
     return _notice(text, run_id, "⛔ rejected", escaped=True)
+
+
+def resuming(reviewer: str, run_id: str) -> SlackMessage:
+    text = f"▶️ Approved by {who(reviewer)}: the held action runs now and I continue."
+    return _notice(text, run_id, "▶️ approved", escaped=True)
+
+
+def expiry(hours: float, run_id: str) -> SlackMessage:
+    text = (
+        f"⌛ No reviewer decided within {hours:g} h, so this request expired. "
+        "Nothing held was done; ask again if you still need it."
+    )
+    return _notice(text, run_id, "⌛ expired")
 
 
 def _notice(text: str, run_id: str, status: str, *, escaped: bool = False) -> SlackMessage:

@@ -131,12 +131,17 @@ class RecordingNotifier:
     """A Notifier that writes down what it was told; `raises` makes it fail for chosen items."""
 
     def __init__(self) -> None:
+        self.announced: list[int] = []
         self.reminded: list[int] = []
         self.expired_ids: list[int] = []
         self.stale: list[str] = []
         self.runs: dict[str, Run] = {}
         self.raises: set[int | str] = set()
         self.called = asyncio.Event()
+
+    async def announce(self, escalation: EscalationRecord, run: Run) -> None:
+        self._told(escalation.id, run)
+        self.announced.append(escalation.id)
 
     async def remind(self, escalation: EscalationRecord, run: Run) -> None:
         self._told(escalation.id, run)

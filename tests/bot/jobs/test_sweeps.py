@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from bot.jobs import expire, purge, recover_stale, remind
+from bot.jobs import announce, expire, purge, recover_stale, remind
 from bot.jobs.sweeps import PURGE_BATCH, STALE_QUEUED
 from bot.review.config import ReviewConfig
 from bot.store import Database
@@ -49,6 +49,19 @@ async def test_remind_sends_one_reminder_once_the_escalation_has_waited_long_eno
     [event] = await audit(db, "review_reminded")
     assert (event.run_id, event.actor, event.at) == (run_id, "parley:scheduler", T0 + wait + SECOND)
     assert event.detail["escalation_id"] == escalation_id
+
+
+async def test_announce_hands_over_only_pending_escalations_without_a_reviewer_message(db: Database) -> None:
+    notifier = RecordingNotifier()
+    _, unposted = await add_escalation(db)
+    _, posted = await add_escalation(db, created_at=T0 + SECOND)
+    _, decided = await add_escalation(db, status="rejected", decided_at=T0, decided_by="cli:carol")
+    async with db.sessions() as session, session.begin():
+        (await session.get(EscalationRecord, posted)).review_channel = "C0REVIEWS"
+
+    assert await announce(db, CONFIG, notifier, now=T0 + timedelta(minutes=1)) == 1
+    assert notifier.announced == [unposted]
+    assert decided not in notifier.announced
 
 
 async def test_remind_leaves_decided_and_overdue_escalations_alone(db: Database) -> None:

@@ -7,13 +7,15 @@ records what reviewers and askers see; PostgreSQL holds the decisions.
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
 
+from bot.cli import main as parley_main
 from bot.jobs.scheduler import Jobs
 from bot.review.config import ReviewConfig
+from bot.settings import Settings
 from bot.slack.review import APPROVE, APPROVE_MODAL, REJECT, REJECT_MODAL, RETRY
 from bot.store.models import AuditEvent, EscalationRecord, Run, ToolCallRecord
 from tests.agent.toolbox import ScriptedTool
@@ -21,6 +23,7 @@ from tests.bot.slack.harness import ByQuestion, RunningBot, running_bot, scripte
 from tests.bot.slack.seen import answer_in, is_finished, shown
 from tests.fakes.llm_server import FakeReply
 from tests.fakes.slack_events import ASKER, CHANNEL, app_mention, block_actions, view_submission
+from tests.fakes.slack_workspace import BOT_TOKEN
 
 REVIEW_CHANNEL = "C0REVIEWS"
 REVIEWER = "U0REVIEWER"
@@ -296,14 +299,14 @@ async def test_reminder_then_expiry_on_a_controlled_clock_reach_reviewers_and_th
         thread, message, _ = await escalated(db, bot)
         async with db.sessions() as session:
             created = (await session.scalars(select(EscalationRecord))).one().created_at
-        jobs = Jobs(db, REVIEW, bot.bot.review_desk)
+        jobs = Jobs(db, REVIEW, bot.bot.review_board)
         early = await jobs.run_due(now=created + timedelta(minutes=29))
-        reminded = await Jobs(db, REVIEW, bot.bot.review_desk).run_due(now=created + timedelta(minutes=31))
+        reminded = await Jobs(db, REVIEW, bot.bot.review_board).run_due(now=created + timedelta(minutes=31))
         reminder = await slack_api.wait_for_async(
             lambda: next((c for c in slack_api.calls("chat.postMessage") if "Still waiting" in c.params["text"]), None),
             what="the reminder",
         )
-        expired = await Jobs(db, REVIEW, bot.bot.review_desk).run_due(now=created + timedelta(hours=25))
+        expired = await Jobs(db, REVIEW, bot.bot.review_board).run_due(now=created + timedelta(hours=25))
         messages = await thread_messages(bot, thread, 2)
 
     assert early["remind"] == 0 and reminded["remind"] == 1
@@ -313,3 +316,74 @@ async def test_reminder_then_expiry_on_a_controlled_clock_reach_reviewers_and_th
     assert "Expired at" in shown(slack_api.messages_in(REVIEW_CHANNEL)[0])
     assert not buttons(slack_api.messages_in(REVIEW_CHANNEL)[0])
     assert (await run_row(db)).status == "expired"
+
+
+async def test_a_decision_taken_on_the_command_line_shows_in_slack(
+    db, slack_api, llm_server, slack_pg_url, monkeypatch
+):
+    """`parley review reject` with Slack configured: the reviewer message and the asker's thread say so."""
+    llm_server.respond_with(held_then_answered())
+    async with running_bot(
+        db, slack_api, llm_server.base_url, tools=(transfer_tool(),), review=REVIEW, policies=POLICIES
+    ) as bot:
+        thread, _, _ = await escalated(db, bot)
+        run = await run_row(db)
+        for name, value in {
+            "PARLEY_DATABASE_URL": slack_pg_url,
+            "SLACK_BOT_TOKEN": BOT_TOKEN,
+            "PARLEY_SLACK_API_URL": slack_api.base_url,
+            "PARLEY_REVIEW_CHANNEL": REVIEW_CHANNEL,
+        }.items():
+            monkeypatch.setenv(name, value)
+        code = await asyncio.to_thread(parley_main, ["review", "reject", run.id[:8], "--reason", "Not this quarter."])
+        messages = await thread_messages(bot, thread, 2)
+
+    assert code == 0
+    operator = Settings.cli_user()
+    assert "declined this request: Not this quarter." in shown(messages[-1]) and operator in shown(messages[-1])
+    updated = shown(slack_api.messages_in(REVIEW_CHANNEL)[0])
+    assert f"Rejected by {operator}" in updated and not buttons(slack_api.messages_in(REVIEW_CHANNEL)[0])
+    assert (await run_row(db)).status == "rejected"
+
+
+async def test_an_escalation_nobody_posted_reaches_the_reviewer_channel_by_the_announce_job(db, slack_api, llm_server):
+    """A run escalated on the command line (no thread, no Slack) is posted once by the timed jobs."""
+    llm_server.respond_with(held_then_answered())
+    async with running_bot(db, slack_api, llm_server.base_url, review=REVIEW) as bot:
+        async with db.sessions() as session, session.begin():
+            session.add(
+                Run(
+                    id="c" * 32,
+                    source="cli",
+                    asker="cli:carol",
+                    question="Wire 20,000 EUR to ACME",
+                    status="awaiting_review",
+                    termination_reason="policy_violation",
+                    answer="REFUSED",
+                    created_at=datetime.now(UTC),
+                )
+            )
+            await session.flush()
+            session.add(
+                EscalationRecord(
+                    run_id="c" * 32,
+                    kind="policy",
+                    reason="policy_violation",
+                    level="L4",
+                    message="transfers above 10,000 EUR need a second approver",
+                    draft_answer="REFUSED",
+                    created_at=datetime.now(UTC),
+                )
+            )
+        # Two replicas' jobs at the same instant: one message.
+        await asyncio.gather(
+            Jobs(db, REVIEW, bot.bot.review_board).run_due(), Jobs(db, REVIEW, bot.bot.review_board).run_due()
+        )
+        posted = slack_api.messages_in(REVIEW_CHANNEL)
+
+    assert len(posted) == 1
+    assert "Wire 20,000 EUR to ACME" in shown(posted[0]) and "second approver" in shown(posted[0])
+    assert set(buttons(posted[0])) == {APPROVE, REJECT}
+    async with db.sessions() as session:
+        esc = (await session.scalars(select(EscalationRecord))).one()
+    assert (esc.review_channel, esc.review_ts) == (REVIEW_CHANNEL, posted[0]["ts"])
