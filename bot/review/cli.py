@@ -21,7 +21,14 @@ from bot.config_file import LoadedConfig
 from bot.progress import ConsoleProgress
 from bot.render import render_result
 from bot.review.authority import CLI_OPERATOR
-from bot.review.service import Decision, current_escalation, pending_escalations, settle
+from bot.review.service import (
+    Decision,
+    HeldCallsChanged,
+    approved_snapshot,
+    current_escalation,
+    pending_escalations,
+    settle,
+)
 from bot.review.triage import escalated
 from bot.settings import Settings
 from bot.slack.app import slack_client
@@ -219,8 +226,10 @@ async def _approve_held(
             f"run {short} holds tool calls: approving runs them and the run answers itself (--answer is for "
             "escalations without held calls)"
         )
-    if not run.snapshot:
-        raise ReviewRefused(f"run {short} kept no state to resume from: reject it, or ask the question again")
+    try:
+        snapshot = await approved_snapshot(db, run.id)
+    except HeldCallsChanged as exc:
+        raise ReviewRefused(f"{exc}: reject it, or ask the question again") from None
     brain = build_brain(settings, loaded.agent, replay=args.replay, question=run.question)
     origin = RunOrigin(
         source="slack" if run.source == "slack" else "cli",
@@ -253,7 +262,7 @@ async def _approve_held(
         board = slack_board(db, settings, loaded)
         if board is not None:
             await board.announce_decision(run.id)
-        result = await agent.resume(run.snapshot, approved_by=actor, recorder=FanoutRecorder(*recorders))
+        result = await agent.resume(snapshot, approved_by=actor, recorder=FanoutRecorder(*recorders))
     result = escalated(result, loaded.review)
     if board is not None:
         for message in answer_messages(result):

@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import select, update
 
-from agent import RunStatus
+from agent import RunStatus, TerminationReason
 from bot.store.database import Database
 from bot.store.models import AuditEvent, EscalationRecord, Run, Verdict
 
@@ -117,6 +117,54 @@ async def settle(
             )
     escalation, run = await current_escalation(db, run_id)
     return Settled(won, escalation, run)
+
+
+class HeldCallsChanged(Exception):
+    """The saved state would run other calls than the ones the reviewer was shown: nothing runs."""
+
+
+async def approved_snapshot(db: Database, run_id: str) -> dict[str, Any]:
+    """The held run's saved state, checked: its held calls are exactly those shown to the reviewer.
+
+    The reviewer approved the calls in the escalation (what their message showed). Should the saved state
+    differ — edited, or written by another version — the approval does not carry over to it.
+    """
+    escalation, run = await current_escalation(db, run_id)
+    if escalation is None or run is None or not run.snapshot:
+        raise HeldCallsChanged(f"run {run_id} kept no state to resume from")
+    shown = [(c.get("id"), c.get("tool"), c.get("arguments")) for c in escalation.held_calls]
+    saved = [(c.get("id"), c.get("tool"), c.get("arguments")) for c in run.snapshot.get("held") or []]
+    if shown != saved:
+        raise HeldCallsChanged(f"run {run_id}: the saved held calls differ from those the reviewer approved")
+    return run.snapshot
+
+
+async def end_unresumable(db: Database, run_id: str, why: str) -> None:
+    """An approved run that cannot resume ends honestly (degraded, cancelled) instead of staying `running`."""
+    now = datetime.now(UTC)
+    async with db.sessions() as session, session.begin():
+        before = await session.scalar(select(Run.status).where(Run.id == run_id))
+        await session.execute(
+            update(Run)
+            .where(Run.id == run_id)
+            .values(
+                status=RunStatus.DEGRADED.value,
+                termination_reason=TerminationReason.CANCELLED.value,
+                answer=f"Approved, but not resumed: {why}.",
+                finished_at=now,
+            )
+        )
+        session.add(
+            AuditEvent(
+                run_id=run_id,
+                at=now,
+                actor="parley",
+                action="resume_refused",
+                from_status=before,
+                to_status=RunStatus.DEGRADED.value,
+                detail={"why": why},
+            )
+        )
 
 
 async def note_refusal(db: Database, run_id: str, actor: str, attempted: str, why: str) -> None:

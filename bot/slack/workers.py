@@ -16,6 +16,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from agent import Agent, FanoutRecorder, RunStatus
 from bot.review.config import ReviewConfig
+from bot.review.service import HeldCallsChanged, approved_snapshot, end_unresumable
 from bot.review.triage import escalated
 from bot.slack.blocks import SlackMessage, answer_messages, failure_message, progress_blocks, queued_message
 from bot.slack.progress import SlackProgress
@@ -27,6 +28,9 @@ log = logging.getLogger(__name__)
 
 SOMETHING_BROKE = "Something went wrong on Parley's side while answering; the operators can see it in the logs."
 STORE_DOWN = "the database is unavailable, so the question could not be started; please ask again in a minute"
+HELD_CHANGED = (
+    "the approved action could not be run as it was shown to the reviewer, so nothing was done; please ask again"
+)
 INTERRUPTED = "Parley was stopped (a restart or a deploy) before it could answer. Please ask again."
 GOODBYE_TIMEOUT_S = 5.0
 
@@ -160,12 +164,18 @@ class RunQueue:
         progress = SlackProgress(job.reply, ask.question)
         recorder = FanoutRecorder(StoreRecorder(self._db, origin, review=self._review), progress)
         try:
-            if job.resume_by is not None and run is not None and run.snapshot:
-                result = await self._agent.resume(run.snapshot, approved_by=job.resume_by, recorder=recorder)
+            if job.resume_by is not None:
+                snapshot = await approved_snapshot(self._db, job.run_id)
+                result = await self._agent.resume(snapshot, approved_by=job.resume_by, recorder=recorder)
             else:
                 result = await self._agent.run(ask.question, run_id=job.run_id, history=history, recorder=recorder)
         except asyncio.CancelledError:
             raise
+        except HeldCallsChanged as exc:
+            log.error("%s: nothing was run", exc)
+            await end_unresumable(self._db, job.run_id, str(exc))
+            self._deliver(job, [failure_message(HELD_CHANGED, job.run_id)])
+            return
         except Exception:
             log.exception("run %s raised", job.run_id)
             self._deliver(job, [failure_message(SOMETHING_BROKE, job.run_id)])

@@ -387,3 +387,50 @@ async def test_an_escalation_nobody_posted_reaches_the_reviewer_channel_by_the_a
     async with db.sessions() as session:
         esc = (await session.scalars(select(EscalationRecord))).one()
     assert (esc.review_channel, esc.review_ts) == (REVIEW_CHANNEL, posted[0]["ts"])
+
+
+async def test_an_approval_never_runs_other_arguments_than_those_shown(db, slack_api, llm_server):
+    """The saved state was changed after the reviewer message went out: the approval does not carry over."""
+    tool = transfer_tool()
+    llm_server.respond_with(held_then_answered())
+    async with running_bot(db, slack_api, llm_server.base_url, tools=(tool,), review=REVIEW, policies=POLICIES) as bot:
+        thread, message, _ = await escalated(db, bot)
+        async with db.sessions() as session, session.begin():
+            run = (await session.scalars(select(Run))).one()
+            changed = dict(run.snapshot)
+            changed["held"] = [{**changed["held"][0], "arguments": {**TRANSFER, "amount": 150_000}}]
+            run.snapshot = changed
+        await click(bot, APPROVE, message, REVIEWER)
+        messages = await thread_messages(bot, thread, 2)
+
+    assert tool.calls == []  # nothing ran
+    assert "could not be run as it was shown to the reviewer" in shown(messages[-1])
+    run = await run_row(db)
+    assert (run.status, run.termination_reason) == ("degraded", "cancelled")
+    async with db.sessions() as session:
+        refused = (await session.scalars(select(AuditEvent).where(AuditEvent.action == "resume_refused"))).all()
+    assert len(refused) == 1
+
+
+async def test_a_modal_submission_is_checked_again_and_a_late_one_learns_who_decided(db, slack_api, llm_server):
+    llm_server.respond_with(lambda body: FakeReply.with_status(503, "the model server is overloaded"))
+    async with running_bot(db, slack_api, llm_server.base_url, review=REVIEW) as bot:
+        await escalated(db, bot, "What is 6 times 7?")
+        run = await run_row(db)
+
+        def rejecting(user: str) -> bytes:
+            values = {"reason": {"reason_input": {"type": "plain_text_input", "value": "No."}}}
+            return view_submission(REJECT_MODAL, values, user=user, private_metadata=run.id)
+
+        forged = await bot.post(rejecting(STRANGER))  # never shown the modal: rights checked on submission
+        first = await bot.post(rejecting(REVIEWER))
+        late = await bot.post(rejecting(OTHER_REVIEWER))
+
+    assert forged.json()["response_action"] == "errors"
+    assert "Only Parley's reviewers" in forged.json()["errors"]["reason"]
+    assert first.status_code == 200 and not first.content
+    assert "Already decided" in late.json()["errors"]["reason"] and f"<@{REVIEWER}>" in late.json()["errors"]["reason"]
+    assert (await run_row(db)).status == "rejected"
+    async with db.sessions() as session:
+        audit = (await session.scalars(select(AuditEvent).where(AuditEvent.action == "review_refused"))).all()
+    assert [a.actor for a in audit] == [f"slack:{STRANGER}"]
