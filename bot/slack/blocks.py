@@ -95,67 +95,67 @@ def answer_messages(result: RunResult) -> list[SlackMessage]:
     """A finished run as one or more messages: a cited answer, an honest partial answer, or a refusal."""
     escalation = result.escalation
     if _answered(result):
-        body = _sections(escape(result.answer) if result.answer.strip() else EMPTY_ANSWER)
+        body = sections(escape(result.answer) if result.answer.strip() else EMPTY_ANSWER)
         blocks = [*body, *_sources(result.citations), _status_line(result)]
     elif result.status is RunStatus.AWAITING_REVIEW and escalation is not None and escalation.held_calls:
         held = "\n".join(f"• {escape(held_call_text(call.tool, call.arguments))}" for call in escalation.held_calls)
         blocks = [
-            _header(HELD_HEADER),
-            *_sections(f"*{WHY}*\n{escape(escalation.message)}"),
-            *_sections(f"*{HELD}*\n{held}"),
-            *_sections(HELD_NOTE),
-            *[block for part in (_bullets(DONE, result.completed),) if part for block in _sections(part)],
+            header(HELD_HEADER),
+            *sections(f"*{WHY}*\n{escape(escalation.message)}"),
+            *sections(f"*{HELD}*\n{held}"),
+            *sections(HELD_NOTE),
+            *[block for part in (_bullets(DONE, result.completed),) if part for block in sections(part)],
             *_sources(result.citations),
             _status_line(result),
         ]
     elif result.status is RunStatus.REFUSED or (escalation is not None and escalation.kind == "policy"):
         reason = result.escalation.message if result.escalation else (result.answer or NO_REASON)
-        blocks = [_header(REFUSED_HEADER), *_sections(escape(reason)), *_sections(REVIEW_NOTE), _status_line(result)]
+        blocks = [header(REFUSED_HEADER), *sections(escape(reason)), *sections(REVIEW_NOTE), _status_line(result)]
     elif result.status is RunStatus.AWAITING_REVIEW:
         why = escalation.message if escalation is not None else result.termination_reason.value
         blocks = [
-            _header(PARTIAL_HEADER),
+            header(PARTIAL_HEADER),
             *_partial(result),
-            *_sections(REVIEWING.format(why=escape(why))),
+            *sections(REVIEWING.format(why=escape(why))),
             *_sources(result.citations),
             _status_line(result),
         ]
     else:
-        blocks = [_header(PARTIAL_HEADER), *_partial(result), *_sources(result.citations), _status_line(result)]
-    return _pack(blocks)
+        blocks = [header(PARTIAL_HEADER), *_partial(result), *_sources(result.citations), _status_line(result)]
+    return pack(blocks)
 
 
 def progress_blocks(question: str, lines: Sequence[str], *, state: ProgressState, ahead: int = 0) -> SlackMessage:
     """The live progress placeholder: where the run stands and its latest steps (earlier ones folded)."""
     headline = _queued(ahead) if state == "queued" else WORKING
     blocks = [
-        _section(headline),
-        *_contexts(QUESTION.format(question=escape(_short(question, PROGRESS_QUESTION_CHARS)))),
+        section(headline),
+        *contexts(QUESTION.format(question=escape(shorten(question, PROGRESS_QUESTION_CHARS)))),
     ]
-    shown = [escape(_short(line, PROGRESS_LINE_CHARS)) for line in lines[-PROGRESS_LINES:]]
+    shown = [escape(shorten(line, PROGRESS_LINE_CHARS)) for line in lines[-PROGRESS_LINES:]]
     while len("\n".join(shown)) > SECTION_CHARS:
         shown.pop(0)
     if folded := len(lines) - len(shown):
-        blocks.extend(_contexts(FOLDED.format(count=_count(folded, "earlier line"))))
+        blocks.extend(contexts(FOLDED.format(count=count_of(folded, "earlier line"))))
     if shown:
-        blocks.append(_section("\n".join(shown)))
+        blocks.append(section("\n".join(shown)))
     return SlackMessage(text=headline, blocks=blocks)
 
 
 def failure_message(problem: str, run_id: str | None) -> SlackMessage:
     """Parley itself failed (LLM, database, a bug): say so calmly; `problem` is a sentence, never a traceback."""
     first_line = next((line.strip() for line in problem.splitlines() if line.strip()), "")
-    sentence = _short(first_line, PROBLEM_CHARS).rstrip(".") + "."
-    blocks = [_section(FAILURE.format(problem=escape(sentence)))]
+    sentence = shorten(first_line, PROBLEM_CHARS).rstrip(".") + "."
+    blocks = [section(FAILURE.format(problem=escape(sentence)))]
     if run_id:
-        blocks.extend(_contexts(FAILURE_RUN.format(run=escape(run_id[:RUN_ID_CHARS]))))
+        blocks.extend(contexts(FAILURE_RUN.format(run=escape(run_id[:RUN_ID_CHARS]))))
     return SlackMessage(text=_fallback(blocks), blocks=blocks)
 
 
 def queued_message(position: int) -> SlackMessage:
     """The placeholder of a run waiting for a worker; `position` is how many runs are ahead of it."""
     headline = _queued(position)
-    return SlackMessage(text=headline, blocks=[_section(headline), *_contexts(QUEUED_NOTE)])
+    return SlackMessage(text=headline, blocks=[section(headline), *contexts(QUEUED_NOTE)])
 
 
 def _answered(result: RunResult) -> bool:
@@ -180,7 +180,7 @@ def _partial(result: RunResult) -> list[dict[str, Any]]:
         _bullets(MISSING, result.missing),
         _bullets(NEXT_STEPS, degraded.next_steps if degraded else []),
     ]
-    return [block for part in parts if part for block in _sections(part)]
+    return [block for part in parts if part for block in sections(part)]
 
 
 def _bullets(title: str, items: Sequence[str]) -> str:
@@ -192,7 +192,7 @@ def _bullets(title: str, items: Sequence[str]) -> str:
 def _sources(citations: Sequence[Citation]) -> list[dict[str, Any]]:
     if not citations:
         return []
-    return _contexts(f"*{SOURCES}*\n" + "\n".join(escape(_footnote(c)) for c in citations))
+    return contexts(f"*{SOURCES}*\n" + "\n".join(escape(_footnote(c)) for c in citations))
 
 
 def _footnote(citation: Citation) -> str:
@@ -210,7 +210,7 @@ def _status_line(result: RunResult) -> dict[str, Any]:
         emoji=emoji,
         status=result.status.value,
         reason=result.termination_reason.value,
-        steps=_count(result.steps, "step"),
+        steps=count_of(result.steps, "step"),
         run=escape(result.run_id[:RUN_ID_CHARS]),
     )
     elements = [_mrkdwn(text)] + ([_mrkdwn(REPLAY_NOTICE)] if result.replayed else [])
@@ -218,10 +218,10 @@ def _status_line(result: RunResult) -> dict[str, Any]:
 
 
 def _queued(ahead: int) -> str:
-    return QUEUED_BEHIND.format(count=_count(ahead, "run")) if ahead > 0 else QUEUED_NEXT
+    return QUEUED_BEHIND.format(count=count_of(ahead, "run")) if ahead > 0 else QUEUED_NEXT
 
 
-def _header(text: str) -> dict[str, Any]:
+def header(text: str) -> dict[str, Any]:
     return {"type": "header", "text": {"type": "plain_text", "text": text[:HEADER_CHARS], "emoji": True}}
 
 
@@ -229,20 +229,20 @@ def _mrkdwn(text: str) -> dict[str, str]:
     return {"type": "mrkdwn", "text": text}
 
 
-def _section(text: str) -> dict[str, Any]:
+def section(text: str) -> dict[str, Any]:
     return {"type": "section", "text": _mrkdwn(text)}
 
 
-def _sections(text: str) -> list[dict[str, Any]]:
-    return [_section(piece) for piece in _split(text, SECTION_CHARS)]
+def sections(text: str) -> list[dict[str, Any]]:
+    return [section(piece) for piece in split_text(text, SECTION_CHARS)]
 
 
-def _contexts(text: str) -> list[dict[str, Any]]:
+def contexts(text: str) -> list[dict[str, Any]]:
     # One element per context block: several elements would sit side by side, not read top to bottom.
-    return [{"type": "context", "elements": [_mrkdwn(piece)]} for piece in _split(text, CONTEXT_CHARS)]
+    return [{"type": "context", "elements": [_mrkdwn(piece)]} for piece in split_text(text, CONTEXT_CHARS)]
 
 
-def _split(text: str, limit: int) -> list[str]:
+def split_text(text: str, limit: int) -> list[str]:
     """Escaped mrkdwn in pieces of at most `limit` characters that join back to exactly `text`.
 
     Splits at the last paragraph break in the second half of the window, else the last line break, sentence
@@ -272,7 +272,7 @@ def _cut(text: str, limit: int) -> int:
     return max(cut, 1)
 
 
-def _pack(blocks: list[dict[str, Any]]) -> list[SlackMessage]:
+def pack(blocks: list[dict[str, Any]]) -> list[SlackMessage]:
     messages: list[SlackMessage] = []
     current: list[dict[str, Any]] = []
     chars = 0
@@ -302,10 +302,10 @@ def _fallback(blocks: list[dict[str, Any]]) -> str:
     return head[: entity.start()] + "…" if (entity := _ENTITY.search(head)) else head + "…"
 
 
-def _short(text: str, limit: int) -> str:
+def shorten(text: str, limit: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _count(n: int, word: str) -> str:
+def count_of(n: int, word: str) -> str:
     return f"{n} {word if n == 1 else word + 's'}"

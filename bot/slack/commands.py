@@ -26,14 +26,14 @@ from bot.slack.blocks import (
     FOOTNOTE,
     RUN_ID_CHARS,
     SlackMessage,
-    _contexts,
-    _count,
-    _header,
-    _pack,
-    _section,
-    _sections,
-    _short,
+    contexts,
+    count_of,
     escape,
+    header,
+    pack,
+    section,
+    sections,
+    shorten,
 )
 from bot.slack.history import HistoryUnavailable, person, reading, run_entry, status_emoji, when
 from bot.store.database import Database
@@ -137,7 +137,7 @@ class ParleyCommand:
             return [_notice(str(exc))]
         if verb.lower() == "help":
             return [_notice(USAGE, HOME_HINT)]
-        return [_notice(UNKNOWN_COMMAND.format(word=escape(_short(verb, 40))) + "\n\n" + USAGE)]
+        return [_notice(UNKNOWN_COMMAND.format(word=escape(shorten(verb, 40))) + "\n\n" + USAGE)]
 
     async def _runs(self, user: str, arguments: list[str]) -> SlackMessage:
         if len(arguments) > 1:
@@ -147,7 +147,7 @@ class ParleyCommand:
             try:
                 status = RunStatus(arguments[0].lower())
             except ValueError:
-                wrong = escape(_short(arguments[0], 40))
+                wrong = escape(shorten(arguments[0], 40))
                 return _notice(UNKNOWN_STATUS.format(status=wrong, valid=VALID_STATUSES))
         async with reading():
             reviewer = await self._reviewers.is_reviewer(user)
@@ -157,10 +157,10 @@ class ParleyCommand:
         heading = (EVERYONE_HEADING if reviewer else MINE_HEADING) + of_status
         if not page.runs:
             return _notice(heading, NONE_FOUND.format(of_status=of_status))
-        blocks = [_section(heading), *[_section(run_entry(run, asker=reviewer)) for run in page.runs]]
+        blocks = [section(heading), *[section(run_entry(run, asker=reviewer)) for run in page.runs]]
         if page.next_cursor:
-            blocks += _contexts(MORE.format(count=LIST_SIZE))
-        return _pack(blocks)[0]  # a page of short entries fits one message
+            blocks += contexts(MORE.format(count=LIST_SIZE))
+        return pack(blocks)[0]  # a page of short entries fits one message
 
     async def _show(self, user: str, arguments: list[str]) -> list[SlackMessage]:
         if not arguments:
@@ -194,16 +194,16 @@ def run_messages(trace: RunTrace) -> list[SlackMessage]:
     """One run as people may read it in Slack: question, outcome, answer, sources, steps, review."""
     run = trace.run
     blocks = [
-        _header(RUN_TITLE.format(run=run.id[:RUN_ID_CHARS])),
-        *_sections(f"{QUESTION}\n{escape(run.question)}"),
-        *_contexts(_outcome(run)),
-        *_sections(f"{ANSWER}\n{escape(run.answer)}" if run.answer and run.answer.strip() else NO_ANSWER),
+        header(RUN_TITLE.format(run=run.id[:RUN_ID_CHARS])),
+        *sections(f"{QUESTION}\n{escape(run.question)}"),
+        *contexts(_outcome(run)),
+        *sections(f"{ANSWER}\n{escape(run.answer)}" if run.answer and run.answer.strip() else NO_ANSWER),
         *_sources(run.citations),
         *_missing(run.missing),
-        *_sections(_steps(trace)),
-        *[block for escalation in trace.escalations for block in _sections(_review(escalation))],
+        *sections(_steps(trace)),
+        *[block for escalation in trace.escalations for block in sections(_review(escalation))],
     ]
-    return _pack(blocks)
+    return pack(blocks)
 
 
 def _outcome(run: Run) -> str:
@@ -211,8 +211,8 @@ def _outcome(run: Run) -> str:
     if run.termination_reason:
         parts.append(escape(run.termination_reason))
     parts += [
-        _count(run.steps, "step"),
-        _count(run.tool_calls, "tool call"),
+        count_of(run.steps, "step"),
+        count_of(run.tool_calls, "tool call"),
         f"{run.retries} {'retry' if run.retries == 1 else 'retries'}",
         f"asked by {person(run.asker)}",
         when(run.created_at),
@@ -234,13 +234,13 @@ def _sources(citations: list[Any]) -> list[dict[str, Any]]:
             step=citation.get("step"),
         )
         lines.append(escape(footnote))
-    return _contexts(SOURCES + "\n" + "\n".join(lines)) if lines else []
+    return contexts(SOURCES + "\n" + "\n".join(lines)) if lines else []
 
 
 def _missing(items: list[Any]) -> list[dict[str, Any]]:
     if not items:
         return []
-    return _sections(MISSING + "\n" + "\n".join(f"• {escape(str(item))}" for item in items))
+    return sections(MISSING + "\n" + "\n".join(f"• {escape(str(item))}" for item in items))
 
 
 def _steps(trace: RunTrace) -> str:
@@ -255,7 +255,7 @@ def _steps(trace: RunTrace) -> str:
         return f"{STEPS}\n{NO_STEPS}"
     shown = lines[:STEP_LINES]
     if folded := len(lines) - len(shown):
-        shown.append(MORE_STEPS.format(count=_count(folded, "step"), run=escape(trace.run.id)))
+        shown.append(MORE_STEPS.format(count=count_of(folded, "step"), run=escape(trace.run.id)))
     return STEPS + "\n" + "\n".join(shown)
 
 
@@ -286,8 +286,8 @@ def _review(escalation: EscalationRecord) -> str:
 
 def _arguments(arguments: Any) -> str:
     if not isinstance(arguments, dict):
-        return "" if arguments is None else _short(_value(arguments), ARGUMENT_CHARS)
-    return _short(", ".join(f"{key}={_value(value)}" for key, value in arguments.items()), ARGUMENT_CHARS)
+        return "" if arguments is None else shorten(_value(arguments), ARGUMENT_CHARS)
+    return shorten(", ".join(f"{key}={_value(value)}" for key, value in arguments.items()), ARGUMENT_CHARS)
 
 
 def _value(value: Any) -> str:
@@ -295,7 +295,7 @@ def _value(value: Any) -> str:
 
 
 def _notice(*paragraphs: str) -> SlackMessage:
-    blocks = [block for paragraph in paragraphs for block in _sections(paragraph)]
+    blocks = [block for paragraph in paragraphs for block in sections(paragraph)]
     return SlackMessage(text=paragraphs[0], blocks=blocks)
 
 

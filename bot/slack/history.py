@@ -17,7 +17,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from agent import RunStatus
 from bot.review.authority import Reviewers
-from bot.slack.blocks import RUN_ID_CHARS, _short, escape
+from bot.slack.blocks import RUN_ID_CHARS, escape, shorten
 from bot.store.models import EscalationRecord, Run
 
 log = logging.getLogger(__name__)
@@ -92,7 +92,7 @@ def escalation_entry(escalation: EscalationRecord, run: Run, *, now: datetime | 
     """A run waiting for review: its question, who asked, how long it has waited, why, and its run id."""
     why = " · ".join(escape(part) for part in (escalation.kind, escalation.reason, escalation.level) if part)
     if escalation.message:
-        why += " — " + escape(_short(escalation.message, WHY_CHARS))
+        why += " — " + escape(shorten(escalation.message, WHY_CHARS))
     details = [
         ASKED_BY.format(person=person(run.asker)),
         WAITING_SINCE.format(age=age(escalation.created_at, now=now)),
@@ -103,7 +103,7 @@ def escalation_entry(escalation: EscalationRecord, run: Run, *, now: datetime | 
 
 
 def question_of(run: Run) -> str:
-    return escape(_short(run.question, QUESTION_CHARS))
+    return escape(shorten(run.question, QUESTION_CHARS))
 
 
 def status_emoji(status: str) -> str:

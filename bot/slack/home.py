@@ -22,7 +22,7 @@ from sqlalchemy import select, tuple_
 from agent import ConfigError
 from bot.review.authority import Reviewers
 from bot.review.service import pending_escalations
-from bot.slack.blocks import _contexts, _header, _section
+from bot.slack.blocks import contexts, header, section
 from bot.slack.history import ENDED, HistoryUnavailable, escalation_entry, reading, run_entry
 from bot.store.database import Database
 from bot.store.models import EscalationRecord, Run
@@ -121,7 +121,7 @@ class HomeTab:
         try:
             view = await self.view(user, pages)
         except HistoryUnavailable as exc:
-            view = _view([_header(UNAVAILABLE_TITLE), _section(UNAVAILABLE.format(problem=exc))])
+            view = _view([header(UNAVAILABLE_TITLE), section(UNAVAILABLE.format(problem=exc))])
         try:
             await client.views_publish(user_id=user, view=view)
         except (SlackApiError, SlackClientError, OSError) as exc:
@@ -135,28 +135,28 @@ class HomeTab:
             waiting = await waiting_window(self._db, pages.waiting) if reviewer else None
             ended = await runs_window(self._db, RunFilter(statuses=ENDED), pages.ended) if reviewer else None
         blocks = [
-            _header(MINE_TITLE),
-            *_contexts(MINE_NOTE.format(size=PAGE_SIZE)),
-            *[_section(run_entry(run)) for run in mine.entries],
-            *([] if mine.entries else [_section(MINE_EMPTY)]),
+            header(MINE_TITLE),
+            *contexts(MINE_NOTE.format(size=PAGE_SIZE)),
+            *[section(run_entry(run)) for run in mine.entries],
+            *([] if mine.entries else [section(MINE_EMPTY)]),
             *_nav("home_mine_pages", pages, "mine", mine, (NEWER_BACK, OLDER_ON)),
         ]
         if waiting is not None:
             blocks += [
                 {"type": "divider"},
-                _header(WAITING_TITLE),
-                *_contexts(WAITING_NOTE),
-                *[_section(escalation_entry(escalation, run)) for escalation, run in waiting.entries],
-                *([] if waiting.entries else [_section(WAITING_EMPTY)]),
+                header(WAITING_TITLE),
+                *contexts(WAITING_NOTE),
+                *[section(escalation_entry(escalation, run)) for escalation, run in waiting.entries],
+                *([] if waiting.entries else [section(WAITING_EMPTY)]),
                 *_nav("home_waiting_pages", pages, "waiting", waiting, (OLDER_BACK, NEWER_ON)),
             ]
         if ended is not None:
             blocks += [
                 {"type": "divider"},
-                _header(ENDED_TITLE),
-                *_contexts(ENDED_NOTE),
-                *[_section(run_entry(run, asker=True)) for run in ended.entries],
-                *([] if ended.entries else [_section(ENDED_EMPTY)]),
+                header(ENDED_TITLE),
+                *contexts(ENDED_NOTE),
+                *[section(run_entry(run, asker=True)) for run in ended.entries],
+                *([] if ended.entries else [section(ENDED_EMPTY)]),
                 *_nav("home_ended_pages", pages, "ended", ended, (NEWER_BACK, OLDER_ON)),
             ]
         return _view(blocks, pages)

@@ -29,7 +29,7 @@ from bot.review.service import (
     set_review_message,
     settle,
 )
-from bot.slack.blocks import SlackMessage, _contexts, _header, _sections, _split, escape, held_call_text
+from bot.slack.blocks import SlackMessage, contexts, escape, header, held_call_text, sections, split_text
 from bot.slack.workers import RunQueue
 from bot.store import Database
 from bot.store.conversations import SlackAsk, enqueue_retry
@@ -77,33 +77,33 @@ def _when(at: datetime | None) -> str:
 
 def review_message(esc: EscalationRecord, run: Run, permalink: str | None, *, decided: bool = False) -> SlackMessage:
     """The reviewer-channel message: what was asked, why it is here, what was done, what is held, the draft."""
-    blocks: list[dict[str, Any]] = [_header(KIND_TITLE.get(esc.kind, KIND_TITLE["exhausted"]))]
+    blocks: list[dict[str, Any]] = [header(KIND_TITLE.get(esc.kind, KIND_TITLE["exhausted"]))]
     asked = f"*Question* from <@{escape(run.asker)}>" + (f" · <{permalink}|thread>" if permalink else "")
-    blocks += _sections(f"{asked}\n{escape(run.question)}")
-    blocks += _sections(f"*Why*\n{escape(esc.message or esc.reason)} (`{escape(esc.reason)}`, {escape(esc.level)})")
+    blocks += sections(f"{asked}\n{escape(run.question)}")
+    blocks += sections(f"*Why*\n{escape(esc.message or esc.reason)} (`{escape(esc.reason)}`, {escape(esc.level)})")
     if run.completed:
-        blocks += _sections("*Done*\n" + "\n".join(f"• {escape(str(item))}" for item in run.completed))
+        blocks += sections("*Done*\n" + "\n".join(f"• {escape(str(item))}" for item in run.completed))
     if run.missing:
-        blocks += _sections("*Missing*\n" + "\n".join(f"• {escape(str(item))}" for item in run.missing))
+        blocks += sections("*Missing*\n" + "\n".join(f"• {escape(str(item))}" for item in run.missing))
     if run.citations:
         footnotes = "\n".join(
             escape(f"{c.get('marker')} {c.get('tool')}({json.dumps(c.get('arguments') or {}, ensure_ascii=False)})")
             for c in run.citations
         )
-        blocks += _contexts(f"*Sources*\n{footnotes}")
+        blocks += contexts(f"*Sources*\n{footnotes}")
     if esc.held_calls:
         held = "\n".join(escape(held_call_text(c["tool"], c["arguments"])) for c in esc.held_calls)
-        blocks += _sections(f"*Held action (runs exactly as shown if approved)*\n```{held}```")
+        blocks += sections(f"*Held action (runs exactly as shown if approved)*\n```{held}```")
     if esc.draft_answer and esc.kind != "held_action":
-        blocks += _sections(f"*Draft answer*\n{escape(esc.draft_answer)}")
+        blocks += sections(f"*Draft answer*\n{escape(esc.draft_answer)}")
     if decided:
-        blocks += _sections(decision_line(esc))
+        blocks += sections(decision_line(esc))
     else:
         buttons = [_button("Approve", APPROVE, run.id, "primary"), _button("Reject", REJECT, run.id, "danger")]
         if esc.kind == "exhausted":
             buttons.append(_button("Retry", RETRY, run.id))
         blocks.append({"type": "actions", "block_id": "review", "elements": buttons})
-    blocks += _contexts(f"run `{escape(run.id[:12])}` · escalated {_when(esc.created_at)}")
+    blocks += contexts(f"run `{escape(run.id[:12])}` · escalated {_when(esc.created_at)}")
     return SlackMessage(text=f"Review needed: {_plain(run.question)}", blocks=blocks)
 
 
@@ -401,8 +401,8 @@ class ReviewDesk:
 def reviewed_answer(answer: str, reviewer: str, run_id: str) -> SlackMessage:
     """The answer a reviewer wrote (or edited from the draft); `reviewer` is an actor (`slack:U…`, `cli:…`)."""
     blocks = [
-        *_sections(escape(answer)),
-        *_contexts(f"✅ Reviewed and approved by {who(reviewer)} · run `{escape(run_id[:12])}`"),
+        *sections(escape(answer)),
+        *contexts(f"✅ Reviewed and approved by {who(reviewer)} · run `{escape(run_id[:12])}`"),
     ]
     return SlackMessage(text=_plain(answer), blocks=blocks)
 
@@ -427,8 +427,8 @@ def expiry(hours: float, run_id: str) -> SlackMessage:
 
 def _notice(text: str, run_id: str, status: str, *, escaped: bool = False) -> SlackMessage:
     body = text if escaped else escape(text)
-    blocks = [*_sections(body), *_contexts(f"{status} · run `{escape(run_id[:12])}`")]
-    return SlackMessage(text=_plain(" ".join(_split(body, 4000))), blocks=blocks)
+    blocks = [*sections(body), *contexts(f"{status} · run `{escape(run_id[:12])}`")]
+    return SlackMessage(text=_plain(" ".join(split_text(body, 4000))), blocks=blocks)
 
 
 def _answer_modal(run_id: str, draft: str) -> dict[str, Any]:
