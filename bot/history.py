@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agent import ConfigError, RunStatus, TerminationReason
+from bot.render import shorten
 from bot.store.database import Database
 from bot.store.models import Run
 from bot.store.queries import RunFilter, RunTrace, iter_runs, list_runs, load_trace
@@ -161,7 +162,7 @@ def render_list(runs: list[Run], next_cursor: str | None) -> str:
         created = run.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
         lines.append(
             f"{run.id[:12]:<12}  {created:<19}  {run.status:<15}  {run.termination_reason or '-':<19}  "
-            f"{run.steps:>5}  {_short(run.asker, 16):<16}  {_short(run.question, 60)}"
+            f"{run.steps:>5}  {shorten(run.asker, 16):<16}  {shorten(run.question, 60)}"
         )
     if next_cursor:
         lines.append(f"more: add --cursor {next_cursor}")
@@ -194,7 +195,7 @@ def render_trace(trace: RunTrace) -> str:
         lines.append("")
         head = f"step {step.step} · {step.decision}"
         if step.thought:
-            head += f" — {_short(step.thought, 100)}"
+            head += f" — {shorten(step.thought, 100)}"
         lines.append(head)
         if step.decision in ("final", "give_up", "invalid") and step.text:
             lines.append(f"  text: {step.text}")
@@ -203,7 +204,7 @@ def render_trace(trace: RunTrace) -> str:
             outcome = "ok" if call.ok else f"{call.error_code} ({call.error_level})"
             retries = f" · {call.retries} retries" if call.retries else ""
             lines.append(f"  {call.tool}({args}) → {outcome} · {call.latency_ms} ms{retries} · id {call.tool_call_id}")
-            lines.append(f"    observation: {_short(call.observation, 300)}")
+            lines.append(f"    observation: {shorten(call.observation, 300)}")
             if call.raw_truncated:
                 lines.append(f"    raw result: {call.raw_bytes} bytes, stored cut")
         for verdict in verdicts_by_step.get(step.step, []):
@@ -236,9 +237,9 @@ def _verdict_line(verdict) -> str:
         return f"☑ {verdict.item}"
     if verdict.kind == "critique":
         state = "on track" if verdict.satisfied else "gaps: " + "; ".join(verdict.gaps)
-        return f"critique {verdict.stage} ({verdict.source}, round {verdict.round}): {_short(state, 200)}"
+        return f"critique {verdict.stage} ({verdict.source}, round {verdict.round}): {shorten(state, 200)}"
     if verdict.kind == "final_rejected":
-        return f"✗ final not accepted ({verdict.stage}): {_short('; '.join(verdict.gaps), 200)}"
+        return f"✗ final not accepted ({verdict.stage}): {shorten('; '.join(verdict.gaps), 200)}"
     return f"{verdict.kind}: {verdict.decision or ''} {verdict.reason or ''}".strip()
 
 
@@ -254,8 +255,3 @@ def trace_as_dict(trace: RunTrace) -> dict[str, Any]:
         "escalations": [columns(e) for e in trace.escalations],
         "audit": [columns(a) for a in trace.audit],
     }
-
-
-def _short(text: str, limit: int) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -18,6 +18,7 @@ from agent import (
     ToolCallFinished,
     TraceEvent,
 )
+from bot.render import shorten
 
 MAX_SHOWN = 140
 
@@ -50,9 +51,10 @@ class ConsoleProgress:
                 return f"      ☑ {event.item}"
             case CritiqueVerdictMade():
                 verdict = "on track" if event.satisfied else "gaps: " + "; ".join(event.gaps)
-                return f"      critique ({event.stage}, {event.source}, round {event.round}): {_short(verdict)}"
+                where = f"{event.stage}, {event.source}, round {event.round}"
+                return f"      critique ({where}): {shorten(verdict, MAX_SHOWN)}"
             case FinalRejected():
-                return f"      ✗ final answer not accepted ({event.by}): {_short('; '.join(event.gaps))}"
+                return f"      ✗ final answer not accepted ({event.by}): {shorten('; '.join(event.gaps), MAX_SHOWN)}"
             case RunFinished():
                 r = event.result
                 counts = ", ".join(
@@ -72,22 +74,23 @@ class ConsoleProgress:
 def _decision(event: StepDecided) -> str:
     if event.decision == "tool_calls":
         calls = ", ".join(f"{c['name']}({_args(c['arguments'])})" for c in event.tool_calls)
-        thought = f"  — {_short(event.thought, 80)}" if event.thought else ""
+        thought = f"  — {shorten(event.thought, 80)}" if event.thought else ""
         return f"→ {calls}{thought}"
     if event.decision == "final":
-        return f"final answer drafted: {_short(event.text)}"
+        return f"final answer drafted: {shorten(event.text, MAX_SHOWN)}"
     if event.decision == "give_up":
-        return f"gives up: {_short(event.text)}"
-    return f"unusable reply: {_short(event.text)}"
+        return f"gives up: {shorten(event.text, MAX_SHOWN)}"
+    return f"unusable reply: {shorten(event.text, MAX_SHOWN)}"
 
 
 def _outcome(event: ToolCallFinished) -> str:
     retries = f" after {event.retries} retries" if event.retries else ""
     if event.ok:
         body = json.loads(event.observation)
-        return f"✓ {event.tool} {body.get('cite', '')} {_short(json.dumps(body.get('data'), ensure_ascii=False))}"
+        data = json.dumps(body.get("data"), ensure_ascii=False)
+        return f"✓ {event.tool} {body.get('cite', '')} {shorten(data, MAX_SHOWN)}"
     body = json.loads(event.observation).get("error", {})
-    return f"✗ {event.tool} {event.code} ({event.level}){retries}: {_short(body.get('message', ''))}"
+    return f"✗ {event.tool} {event.code} ({event.level}){retries}: {shorten(body.get('message', ''), MAX_SHOWN)}"
 
 
 def _count(n: int, word: str) -> str:
@@ -99,8 +102,3 @@ def _args(arguments: Any) -> str:
     if not isinstance(arguments, dict):
         return "…"
     return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
-
-
-def _short(text: str, limit: int = MAX_SHOWN) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

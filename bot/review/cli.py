@@ -19,7 +19,7 @@ from agent import ConfigError, FanoutRecorder, RunStatus
 from bot.assembly import build_brain, open_agent
 from bot.config_file import LoadedConfig
 from bot.progress import ConsoleProgress
-from bot.render import render_result
+from bot.render import render_result, shorten
 from bot.review.authority import CLI_OPERATOR
 from bot.review.service import (
     Decision,
@@ -189,14 +189,14 @@ def render_pending(rows: list[tuple[EscalationRecord, Run]], *, more: bool, now:
             f"{run.id[:SHOWN_ID]}  waiting {age(esc.created_at, now=now)}  {esc.kind}  "
             f"asked by {run.asker} via {run.source}{where}"
         )
-        lines.append(f"  Q: {_short(run.question, QUESTION_WIDTH)}")
+        lines.append(f"  Q: {shorten(run.question, QUESTION_WIDTH)}")
         lines.append(f"  why: {esc.message or esc.reason} ({esc.reason}, {esc.level})")
         for call in esc.held_calls:
             lines.append(f"  held: {call.get('tool')} {_json(call.get('arguments'))}  (call {call.get('id')})")
         if not esc.held_calls and esc.tool:
             lines.append(f"  refused: {esc.tool} {_json(esc.arguments)}")
         if esc.kind != "held_action" and esc.draft_answer:
-            lines.append(f"  draft: {_short(esc.draft_answer, DRAFT_WIDTH)}")
+            lines.append(f"  draft: {shorten(esc.draft_answer, DRAFT_WIDTH)}")
     lines.append("")
     if more:
         lines.append(f"More are waiting: the oldest {len(rows)} are shown (--limit).")
@@ -386,8 +386,3 @@ def _moment(moment: datetime | None) -> str:
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
-
-
-def _short(text: str, limit: int) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agent import REPLAY_NOTICE, Citation, RunResult, RunStatus, TerminationReason
+from bot.render import shorten
 
 # What people read, in one place.
 PARTIAL_HEADER = "⚠️ Partial answer"
@@ -300,11 +301,6 @@ def _fallback(blocks: list[dict[str, Any]]) -> str:
         return text
     head = text[: TEXT_CHARS - 1]
     return head[: entity.start()] + "…" if (entity := _ENTITY.search(head)) else head + "…"
-
-
-def shorten(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def count_of(n: int, word: str) -> str:
