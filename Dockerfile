@@ -23,7 +23,7 @@ EXPOSE 3000
 # Migrate once before starting (or after an upgrade): docker run --rm … parley-image db upgrade
 # (docker-compose.yml does this in its one-off `migrate` service). `serve` refuses an out-of-date schema.
 # The check asks /healthz on $PORT (set PORT, not --port, to move it), bypassing any HTTP proxy; it fails on
-# a 503 (database unreachable). Socket Mode (SLACK_APP_TOKEN) serves no HTTP: disable the check there.
+# a 503 (database unreachable). Socket Mode (SLACK_APP_TOKEN) serves GET /healthz on $PORT too: the same check.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD python -c "import os, urllib.request as u; u.build_opener(u.ProxyHandler({})).open('http://127.0.0.1:%s/healthz' % os.environ.get('PORT', '3000'), timeout=4)"
 ENTRYPOINT ["parley"]

@@ -136,10 +136,11 @@ async def _serve(args: argparse.Namespace, settings: Settings, loaded: LoadedCon
     try:
         async with open_agent(settings, loaded, brain) as agent:
             bot = SlackBot(settings, db, agent, llm_url=settings.llm_base_url, review=loaded.review, run_jobs=True)
-            if settings.slack_app_token is not None:
-                await serve_socket_mode(bot, settings.slack_app_token.get_secret_value())
+            port = args.port or settings.port
+            if settings.slack_app_token is not None:  # events over the WebSocket; still GET /healthz on the port
+                await serve_socket_mode(bot, settings.slack_app_token.get_secret_value(), host=args.host, port=port)
             else:
-                await serve_http(bot, host=args.host, port=args.port or settings.port)
+                await serve_http(bot, host=args.host, port=port)
     finally:
         await db.aclose()
     return EXIT_OK
