@@ -24,14 +24,12 @@ from typing import Any
 
 import pytest
 
-from bot.store import connect
-from bot.store.models import Base
 from tests.bot.history.parley_cli import TIMEOUT_S, ParleyCli, ok, one_line_error
 from tests.bot.history.postgres import create_database, drop_database
 from tests.bot.history.run_rows import RunRows, bulk_run
+from tests.bot.store.postgres import emptied
 
 BACKENDS = ("sqlite", "postgresql")
-STORE_TABLES = ", ".join(table.name for table in Base.metadata.sorted_tables)
 ASKER = "cli:alice"
 OPERATOR = "carol"
 ACTOR = f"cli:{OPERATOR}"
@@ -106,12 +104,8 @@ def _parley(backend: str, migrated: tuple[Path, str], tmp_path: Path) -> ParleyC
 
 
 async def _empty(url: str) -> None:
-    db = connect(url)
-    try:
-        async with db.engine.begin() as conn:  # TRUNCATE fires no row triggers: the audit log empties too
-            await conn.exec_driver_sql(f"TRUNCATE {STORE_TABLES} RESTART IDENTITY CASCADE")
-    finally:
-        await db.aclose()
+    async with emptied(url):
+        pass
 
 
 @pytest.fixture(params=BACKENDS)

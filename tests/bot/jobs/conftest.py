@@ -11,22 +11,14 @@ from pathlib import Path
 import pytest
 
 from bot.store import Database, connect
-from bot.store.models import Base
 from tests.bot.jobs.rows import MakeReplica
-from tests.bot.store.postgres import create_database, drop_database, migrate_database, pg_url_of, unique_name
-
-TABLES = ", ".join(table.name for table in Base.metadata.sorted_tables)
+from tests.bot.store.postgres import emptied, migrate_database, session_database
 
 
 @pytest.fixture(scope="session")
 def jobs_pg_url() -> Iterator[str]:
-    name = unique_name("jobs")
-    asyncio.run(create_database(name))
-    try:
-        asyncio.run(migrate_database(pg_url_of(name)))
-        yield pg_url_of(name)
-    finally:
-        asyncio.run(drop_database(name))
+    with session_database("jobs") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
@@ -38,14 +30,9 @@ def jobs_sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 async def db(jobs_pg_url: str) -> AsyncIterator[Database]:
-    """The jobs' PostgreSQL database, emptied for this test (TRUNCATE: the audit log refuses DELETE)."""
-    store = connect(jobs_pg_url)
-    async with store.engine.begin() as conn:
-        await conn.exec_driver_sql(f"TRUNCATE {TABLES} RESTART IDENTITY CASCADE")
-    try:
+    """The jobs' PostgreSQL database, emptied for this test."""
+    async with emptied(jobs_pg_url) as store:
         yield store
-    finally:
-        await store.aclose()
 
 
 @pytest.fixture

@@ -22,17 +22,15 @@ from pathlib import Path
 import pytest
 
 from bot.store import Database, connect
-from bot.store.models import Base
 from tests.bot.store.postgres import (
     MakeDatabase,
     create_database,
     drop_database,
+    emptied,
     migrate_database,
     pg_url_of,
     unique_name,
 )
-
-STORE_TABLES = ", ".join(table.name for table in Base.metadata.sorted_tables)
 
 
 @pytest.fixture(scope="session")
@@ -55,13 +53,8 @@ def pg_url(pg_name: str) -> str:
 @pytest.fixture
 async def postgres_db(pg_url: str) -> AsyncIterator[Database]:
     """The session's database, emptied for this test; the engine lives on this test's event loop."""
-    db = connect(pg_url)
-    async with db.engine.begin() as conn:
-        await conn.exec_driver_sql(f"TRUNCATE {STORE_TABLES} RESTART IDENTITY CASCADE")
-    try:
+    async with emptied(pg_url) as db:
         yield db
-    finally:
-        await db.aclose()
 
 
 @pytest.fixture(scope="session")

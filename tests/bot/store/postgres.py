@@ -3,22 +3,26 @@ and dropped on it through the `postgres` database."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 import pytest
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from bot.store import DatabaseUnavailable, check_reachable, connect
+from bot.store import Database, DatabaseUnavailable, check_reachable, connect
 from bot.store.migrate import upgrade
+from bot.store.models import Base
 
 PG_HOST = "127.0.0.1"
 PG_PORT = 5432
 ADMIN_URL = f"postgresql+asyncpg://postgres@{PG_HOST}:{PG_PORT}/postgres"
 
 MakeDatabase = Callable[[], Awaitable[str]]
+EVERY_TABLE = ", ".join(table.name for table in Base.metadata.sorted_tables)
 
 
 def pg_url_of(name: str) -> str:
@@ -64,3 +68,28 @@ async def _admin_sql(statement: str) -> None:
             await conn.exec_driver_sql(statement)
     finally:
         await engine.dispose()
+
+
+@contextlib.contextmanager
+def session_database(kind: str) -> Iterator[str]:
+    """A migrated PostgreSQL database for a test session (its URL); dropped at the end whatever happened."""
+    name = unique_name(kind)
+    asyncio.run(create_database(name))
+    try:
+        asyncio.run(migrate_database(pg_url_of(name)))
+        yield pg_url_of(name)
+    finally:
+        asyncio.run(drop_database(name))
+
+
+@contextlib.asynccontextmanager
+async def emptied(url: str) -> AsyncIterator[Database]:
+    """The database at `url`, every table emptied for this test (TRUNCATE: the audit log refuses DELETE);
+    the engine lives on this test's event loop."""
+    db = connect(url)
+    async with db.engine.begin() as conn:
+        await conn.exec_driver_sql(f"TRUNCATE {EVERY_TABLE} RESTART IDENTITY CASCADE")
+    try:
+        yield db
+    finally:
+        await db.aclose()
