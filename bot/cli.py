@@ -34,6 +34,8 @@ from bot.store import (
 )
 from bot.store.migrate import current_revision, downgrade, head_revision, upgrade
 
+# Each worker records its run; intake, replies, Home, commands and the timed jobs need a few more.
+SERVE_EXTRA_CONNECTIONS = 6
 EXIT_OK = 0
 EXIT_CONFIG = 2
 
@@ -132,7 +134,7 @@ async def _serve(args: argparse.Namespace, settings: Settings, loaded: LoadedCon
     if problems:
         raise ConfigError("cannot start the Slack bot: " + "; ".join(problems))
     brain = build_brain(settings, loaded.agent)
-    db = await open_store(settings.database_url)
+    db = await open_store(settings.database_url, pool_size=settings.workers + SERVE_EXTRA_CONNECTIONS)
     try:
         async with open_agent(settings, loaded, brain) as agent:
             bot = SlackBot(settings, db, agent, llm_url=settings.llm_base_url, review=loaded.review, run_jobs=True)

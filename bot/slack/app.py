@@ -20,7 +20,6 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from agent import Agent, InvalidQuestion
 from bot.jobs.scheduler import Jobs
@@ -35,6 +34,7 @@ from bot.slack.review import ReviewBoard, ReviewDesk
 from bot.slack.workers import RunQueue
 from bot.store import Database, DatabaseUnavailable, check_reachable
 from bot.store.conversations import SlackAsk, enqueue, thread_is_ours
+from bot.store.database import BUSY_PATIENCE_S, patiently
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ EVENTS_PATH = "/slack/events"
 HEALTH_PATH = "/healthz"
 STORE_DOWN_AT_INTAKE = "I could not take your question: my database is unavailable. Please ask again in a minute."
 SLACK_RETRIES = 3
-INTAKE_PATIENCE_S = 60.0  # a burst may hold every pooled connection for a while
+INTAKE_PATIENCE_S = BUSY_PATIENCE_S  # a burst may hold every pooled connection for a while
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -172,16 +172,9 @@ class SlackBot:
         """Record the question; a pool with every connection busy (a burst) is waited for, not an outage.
 
         Slack was already answered (bolt acks before the listener runs), so waiting here costs nobody the
-        3-second rule; only a database that cannot be reached for `INTAKE_PATIENCE_S` is reported as down.
+        3-second rule; only a database that cannot be reached is reported as down.
         """
-        deadline = asyncio.get_running_loop().time() + INTAKE_PATIENCE_S
-        while True:
-            try:
-                return await enqueue(self._db, ask)
-            except PoolTimeout:
-                if asyncio.get_running_loop().time() >= deadline:
-                    raise
-                log.info("intake waits for a database connection (every pooled connection is busy)")
+        return await patiently(lambda: enqueue(self._db, ask), patience_s=INTAKE_PATIENCE_S)
 
     async def _on_other_event(self, body: dict[str, Any]) -> None:
         event = body.get("event") if isinstance(body, dict) else None

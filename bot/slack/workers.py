@@ -23,6 +23,7 @@ from bot.slack.progress import SlackProgress
 from bot.slack.reply import DEFAULT_MIN_INTERVAL_S, ThreadReply
 from bot.store import Database, RunOrigin, StoreRecorder
 from bot.store.conversations import SlackAsk, cancel_queued, load_run, set_reply_ts, thread_history
+from bot.store.database import patiently
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +126,7 @@ class RunQueue:
         ts = await reply.post(message)
         if ts is not None:
             try:
-                await set_reply_ts(self._db, run_id, ts)
+                await patiently(lambda: set_reply_ts(self._db, run_id, ts))
             except Exception as exc:  # the reply still works; only the record of its ts is missing
                 log.warning("could not record the reply of run %s: %s", run_id, exc)
 
@@ -148,10 +149,11 @@ class RunQueue:
     async def _answer(self, job: _Job) -> None:
         await job.announced
         try:
-            run = await load_run(self._db, job.run_id)
-            history = await thread_history(self._db, run) if run is not None else []
+            run = await patiently(lambda: load_run(self._db, job.run_id))
+            history = await patiently(lambda: thread_history(self._db, run)) if run is not None else []
         except Exception as exc:
             log.error("run %s: the store is unavailable: %s", job.run_id, exc)
+            await self._end_unstarted(job.run_id)
             self._deliver(job, [failure_message(STORE_DOWN, job.run_id)])
             return
         if job.resume_by is None and run is not None and run.status != RunStatus.QUEUED.value:
@@ -187,6 +189,13 @@ class RunQueue:
                 await self.on_escalated(job.run_id)
             except Exception:
                 log.exception("run %s waits for review, but the reviewers could not be told", job.run_id)
+
+    async def _end_unstarted(self, run_id: str) -> None:
+        """The run could not start: end it in the store too (best effort), so it is not left `queued`."""
+        try:
+            await cancel_queued(self._db, run_id, STORE_DOWN[0].upper() + STORE_DOWN[1:] + ".")
+        except Exception as exc:
+            log.warning("run %s stays queued in the store (the stale-run job will end it): %s", run_id, exc)
 
     def _deliver(self, job: _Job, messages: list[SlackMessage]) -> None:
         """Post the answer in the background: waiting out the update interval must not hold a worker."""

@@ -18,9 +18,9 @@ __all__ = [
 ]
 
 
-async def open_store(url: str | None) -> Database:
+async def open_store(url: str | None, *, pool_size: int = 10) -> Database:
     """Connect, check the database answers and its schema is current; the embedded default is created."""
-    db = connect(url)
+    db = connect(url, pool_size=pool_size)
     try:
         await check_reachable(db)
         await ensure_current(db, create_if_empty=url is None)

@@ -3,18 +3,28 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import platformdirs
 from sqlalchemy import event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 
 from agent import ConfigError
 
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
 CONNECT_TIMEOUT_S = 5.0
+MAX_OVERFLOW = 10
+# Every pooled connection busy (a burst) is waiting, not an outage: how long before it counts as one.
+BUSY_PATIENCE_S = 60.0
 DRIVERS = {"postgresql": "postgresql+asyncpg", "postgres": "postgresql+asyncpg", "sqlite": "sqlite+aiosqlite"}
 
 
@@ -85,12 +95,29 @@ def connect(raw_url: str | None = None, *, pool_size: int = 10, pool_timeout_s: 
             Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
         options["connect_args"] = {"timeout": 30}
     else:
-        options.update(pool_size=pool_size, max_overflow=pool_size, pool_timeout=pool_timeout_s)
+        # At most pool_size + 10 connections: PostgreSQL's default max_connections (100) stays clear of it.
+        options.update(pool_size=pool_size, max_overflow=min(pool_size, MAX_OVERFLOW), pool_timeout=pool_timeout_s)
         options["connect_args"] = {"timeout": CONNECT_TIMEOUT_S}
     engine = create_async_engine(url, **options)
     if url.get_backend_name() == "sqlite":
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
     return Database(url, engine, async_sessionmaker(engine, expire_on_commit=False))
+
+
+async def patiently(work: Callable[[], Awaitable[T]], *, patience_s: float = BUSY_PATIENCE_S) -> T:
+    """`work()`, tried again while the pool has no free connection (each try waits the pool timeout).
+
+    A database that cannot be reached fails at once, as before; only a busy pool is waited for, up to
+    `patience_s`, after which its TimeoutError is raised like any other failure.
+    """
+    deadline = asyncio.get_running_loop().time() + patience_s
+    while True:
+        try:
+            return await work()
+        except PoolTimeout:
+            if asyncio.get_running_loop().time() >= deadline:
+                raise
+            log.info("waiting for a database connection (every pooled connection is busy)")
 
 
 async def check_reachable(db: Database) -> None:

@@ -1,0 +1,38 @@
+"""A pool with every connection busy (a burst) is waited for; only a longer wait counts as a failure."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+from bot.store import connect
+from bot.store.conversations import load_run
+from bot.store.database import patiently
+
+
+async def test_work_waits_for_a_busy_pool_and_goes_through_once_a_connection_is_free(pg_url: str) -> None:
+    db = connect(pg_url, pool_size=1, pool_timeout_s=0.1)  # two connections at most
+    try:
+        async with db.engine.connect() as first, db.engine.connect() as second:
+            await first.exec_driver_sql("SELECT 1")
+            await second.exec_driver_sql("SELECT 1")
+            waiting = asyncio.create_task(patiently(lambda: load_run(db, "no-such-run"), patience_s=10))
+            await asyncio.sleep(0.5)  # five pool timeouts go by
+            assert not waiting.done()
+        assert await waiting is None  # answered once a connection was free
+    finally:
+        await db.aclose()
+
+
+async def test_a_pool_busy_for_longer_than_the_patience_fails_like_any_failure(pg_url: str) -> None:
+    db = connect(pg_url, pool_size=1, pool_timeout_s=0.1)
+    try:
+        async with db.engine.connect() as first, db.engine.connect() as second:
+            await first.exec_driver_sql("SELECT 1")
+            await second.exec_driver_sql("SELECT 1")
+            with pytest.raises(PoolTimeout):
+                await patiently(lambda: load_run(db, "no-such-run"), patience_s=0.3)
+    finally:
+        await db.aclose()
