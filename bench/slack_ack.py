@@ -407,7 +407,8 @@ async def wait_until(check: Callable[[], bool], deadline_s: float, what: Callabl
 
 
 def finish_deadline(args: argparse.Namespace, runs: int) -> float:
-    """A worker holds its slot at least 2 s per run (the answer keeps the 2 s update interval): allow 4 s."""
+    """Generous: a run here takes well under a second of a worker (the answer waits out the 2 s update interval
+    in the background since 475a16e); 4 s per run per worker leaves room for a loaded machine."""
     return args.finish_deadline or 120.0 + 4.0 * runs / args.workers
 
 
@@ -452,7 +453,10 @@ def measure(args: argparse.Namespace) -> Report:
             if args.gc:  # diagnosis: bench/slack_ack_gc/sitecustomize.py watches, disables or freezes the GC
                 env |= {"PYTHONPATH": str(GC_HOOK), "PARLEY_BENCH_GC": args.gc}
                 env["PARLEY_BENCH_GC_FREEZE_AFTER_S"] = str(args.gc_freeze_after)
-            env.update(item.partition("=")[::2] for item in args.bot_env)
+            for key, value in (item.partition("=")[::2] for item in args.bot_env):
+                if key == "PYTHONPATH" and args.gc:  # keep the GC hook first: --gc must not be switched off
+                    value = os.pathsep.join([str(GC_HOOK), value])
+                env[key] = value
             parley = str(Path(sys.executable).parent / "parley")
             migrated = subprocess.run(
                 [parley, "db", "upgrade"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120
