@@ -18,6 +18,7 @@ from agent import Limits, RunStatus, TerminationReason
 from bot.jobs.notifier import Notifier, SilentNotifier
 from bot.review.config import ReviewConfig
 from bot.review.service import Decision, settle
+from bot.store.conversations import cancel_run
 from bot.store.database import Database
 from bot.store.models import AuditEvent, EscalationRecord, Run, Step, ToolCallRecord
 
@@ -269,43 +270,29 @@ async def _claim_reminder(db: Database, escalation_id: int, now: datetime) -> tu
 
 
 async def _end_stale(db: Database, run_id: str, stale: RunStatus, now: datetime) -> Run | None:
-    reason = TerminationReason.CANCELLED
-    async with db.sessions() as session, session.begin():
+    async with db.sessions() as session:
         steps = await session.scalar(select(func.max(Step.step)).where(Step.run_id == run_id)) or 0
         calls = select(func.count()).select_from(ToolCallRecord).where(ToolCallRecord.run_id == run_id)
         tool_calls = await session.scalar(calls) or 0
-        if stale is RunStatus.QUEUED:
-            answer = STALE_QUEUED
-        else:
-            answer = STALE_RUNNING.format(steps=steps) if steps else STALE_RUNNING_NO_STEP
-        ended = await session.execute(
-            update(Run)
-            .where(Run.id == run_id, Run.status == stale.value)
-            .values(
-                status=reason.status.value,
-                termination_reason=reason.value,
-                answer=answer,
-                finished_at=now,
-                steps=steps,
-                tool_calls=tool_calls,
-            )
-            .execution_options(synchronize_session=False)
-        )
-        if ended.rowcount != 1:
-            return None
-        session.add(
-            AuditEvent(
-                run_id=run_id,
-                at=now,
-                actor=ACTOR,
-                action="run_recovered",
-                from_status=stale.value,
-                to_status=reason.status.value,
-                detail={"termination_reason": reason.value, "steps_done": steps, "why": "left by a stopped process"},
-            )
-        )
-        run = await session.get(Run, run_id, populate_existing=True)
-    return run
+    if stale is RunStatus.QUEUED:
+        answer = STALE_QUEUED
+    else:
+        answer = STALE_RUNNING.format(steps=steps) if steps else STALE_RUNNING_NO_STEP
+    return await cancel_run(
+        db,
+        run_id,
+        from_statuses=(stale,),
+        answer=answer,
+        actor=ACTOR,
+        action="run_recovered",
+        detail={
+            "termination_reason": TerminationReason.CANCELLED.value,
+            "steps_done": steps,
+            "why": "left by a stopped process",
+        },
+        values={"steps": steps, "tool_calls": tool_calls},
+        now=now,
+    )
 
 
 async def _purge_batches(db: Database, model: type[Any], conditions: tuple[Any, ...], values: dict[str, Any]) -> int:

@@ -15,7 +15,8 @@ from typing import Any
 
 from sqlalchemy import select, update
 
-from agent import RunStatus, TerminationReason
+from agent import RunStatus
+from bot.store.conversations import cancel_run
 from bot.store.database import Database
 from bot.store.models import AuditEvent, EscalationRecord, Run, Verdict
 
@@ -141,30 +142,15 @@ async def approved_snapshot(db: Database, run_id: str) -> dict[str, Any]:
 
 async def end_unresumable(db: Database, run_id: str, why: str) -> None:
     """An approved run that cannot resume ends honestly (degraded, cancelled) instead of staying `running`."""
-    now = datetime.now(UTC)
-    async with db.sessions() as session, session.begin():
-        before = await session.scalar(select(Run.status).where(Run.id == run_id))
-        await session.execute(
-            update(Run)
-            .where(Run.id == run_id)
-            .values(
-                status=RunStatus.DEGRADED.value,
-                termination_reason=TerminationReason.CANCELLED.value,
-                answer=f"Approved, but not resumed: {why}.",
-                finished_at=now,
-            )
-        )
-        session.add(
-            AuditEvent(
-                run_id=run_id,
-                at=now,
-                actor="parley",
-                action="resume_refused",
-                from_status=before,
-                to_status=RunStatus.DEGRADED.value,
-                detail={"why": why},
-            )
-        )
+    await cancel_run(
+        db,
+        run_id,
+        from_statuses=(RunStatus.RUNNING, RunStatus.APPROVED),
+        answer=f"Approved, but not resumed: {why}.",
+        actor="parley",
+        action="resume_refused",
+        detail={"why": why},
+    )
 
 
 async def note_refusal(db: Database, run_id: str, actor: str, attempted: str, why: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
@@ -134,32 +135,65 @@ async def thread_history(db: Database, run: Run, *, limit: int = MAX_HISTORY) ->
 
 async def cancel_queued(db: Database, run_id: str, message: str) -> bool:
     """End a run that never started (Parley stopped first); False if it had started after all."""
-    now = datetime.now(UTC)
+    ended = await cancel_run(
+        db,
+        run_id,
+        from_statuses=(RunStatus.QUEUED,),
+        answer=message,
+        actor="parley",
+        action="run_cancelled",
+        detail={"reason": "stopped before the run started"},
+    )
+    return ended is not None
+
+
+async def cancel_run(
+    db: Database,
+    run_id: str,
+    *,
+    from_statuses: tuple[RunStatus, ...],
+    answer: str,
+    actor: str,
+    action: str,
+    detail: dict[str, Any],
+    values: dict[str, Any] | None = None,
+    now: datetime | None = None,
+) -> Run | None:
+    """End a run that cannot go on as `cancelled` (status degraded), with an honest answer and an audit event.
+
+    Only from one of `from_statuses` (one conditional UPDATE: a run that moved on meanwhile, or that another
+    process ended first, is left alone and None is returned); else the ended run.
+    """
+    reason = TerminationReason.CANCELLED
+    now = now or datetime.now(UTC)
     async with db.sessions() as session, session.begin():
+        before = await session.scalar(select(Run.status).where(Run.id == run_id))
         ended = await session.execute(
             update(Run)
-            .where(Run.id == run_id, Run.status == RunStatus.QUEUED.value)
+            .where(Run.id == run_id, Run.status.in_([s.value for s in from_statuses]))
             .values(
-                status=TerminationReason.CANCELLED.status.value,
-                termination_reason=TerminationReason.CANCELLED.value,
-                answer=message,
+                status=reason.status.value,
+                termination_reason=reason.value,
+                answer=answer,
                 finished_at=now,
+                **(values or {}),
             )
+            .execution_options(synchronize_session=False)
         )
         if ended.rowcount != 1:
-            return False
+            return None
         session.add(
             AuditEvent(
                 run_id=run_id,
                 at=now,
-                actor="parley",
-                action="run_cancelled",
-                from_status=RunStatus.QUEUED.value,
-                to_status=TerminationReason.CANCELLED.status.value,
-                detail={"reason": "stopped before the run started"},
+                actor=actor,
+                action=action,
+                from_status=before,
+                to_status=reason.status.value,
+                detail=detail,
             )
         )
-    return True
+        return await session.get(Run, run_id, populate_existing=True)
 
 
 async def load_run(db: Database, run_id: str) -> Run | None:
