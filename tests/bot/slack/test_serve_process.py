@@ -3,7 +3,6 @@ with one line; a good one answers /healthz and a signed mention, and SIGTERM end
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import signal
@@ -11,7 +10,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -22,7 +20,6 @@ from bot.settings import Settings
 from bot.slack.app import SlackBot
 from tests.bot.slack.harness import agent_for, calculation
 from tests.bot.slack.seen import is_finished, shown
-from tests.bot.store.postgres import create_database, drop_database, pg_url_of, unique_name
 from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.slack_events import CHANNEL, SIGNING_SECRET, app_mention, post_event
@@ -70,20 +67,6 @@ def parley(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedPr
     return subprocess.run(
         [str(PARLEY), *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False
     )
-
-
-@pytest.fixture
-def serve_db(tmp_path: Path) -> Iterator[str]:
-    """A PostgreSQL database of its own, migrated with `parley db upgrade` as an operator would."""
-    name = unique_name("serve")
-    asyncio.run(create_database(name))
-    try:
-        url = pg_url_of(name)
-        done = parley("db", "upgrade", env=environment(tmp_path, PARLEY_DATABASE_URL=url), cwd=tmp_path)
-        assert done.returncode == 0, done.stderr
-        yield url
-    finally:
-        asyncio.run(drop_database(name))
 
 
 # Slack settings `parley serve` must refuse, and the word its one line of complaint must contain.

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +33,7 @@ from bot.slack.app import HEALTH_PATH, SlackBot
 from bot.slack.serving import FIRST_RETRY_S, serve_socket_mode
 from tests.bot.slack.harness import UPDATE_INTERVAL_S, agent_for, calculation
 from tests.bot.slack.seen import is_finished, shown
-from tests.bot.slack.test_serve_process import PARLEY, STOP_S, environment, free_port, parley, wait_until_healthy
-from tests.bot.store.postgres import create_database, drop_database, pg_url_of, unique_name
+from tests.bot.slack.test_serve_process import PARLEY, STOP_S, environment, free_port, wait_until_healthy
 from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.slack_events import CHANNEL, SIGNING_SECRET, app_mention, post_event
@@ -44,20 +43,6 @@ from tests.test_dockerfile import RUNTIME, health_check
 APP_TOKEN = "xapp-1-A0PARLEY-1-fake"
 CONNECTIONS_OPEN = "apps.connections.open"
 REFUSAL_LINE = "Socket Mode: cannot connect to Slack (Slack answered invalid_auth: check SLACK_APP_TOKEN"
-
-
-@pytest.fixture
-def serve_db(tmp_path: Path) -> Iterator[str]:
-    """A PostgreSQL database of its own, migrated with `parley db upgrade` as an operator would."""
-    name = unique_name("socket")
-    asyncio.run(create_database(name))
-    try:
-        url = pg_url_of(name)
-        done = parley("db", "upgrade", env=environment(tmp_path, PARLEY_DATABASE_URL=url), cwd=tmp_path)
-        assert done.returncode == 0, done.stderr
-        yield url
-    finally:
-        asyncio.run(drop_database(name))
 
 
 def image_healthcheck(port: int) -> subprocess.CompletedProcess[str]:
