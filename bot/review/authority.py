@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -32,6 +33,7 @@ class Reviewers:
         self._clock = clock
         self._group: frozenset[str] = frozenset()
         self._group_read_at = float("-inf")
+        self._refresh: asyncio.Future[None] | None = None
 
     async def is_reviewer(self, user: str) -> bool:
         if user in self._config.reviewers:
@@ -45,18 +47,31 @@ class Reviewers:
             return "You asked this question, so someone else must review it."
         return None
 
+    async def warm(self) -> None:
+        """Read the reviewer group now (at start-up), so no click waits for it."""
+        if self._config.reviewer_group and self._client is not None:
+            await self._read_group()
+
     async def _group_members(self) -> frozenset[str]:
-        group = self._config.reviewer_group
-        if not group or self._client is None:
+        """The group's members. A click never waits for Slack once they were read: an older list is used while
+        a fresh one is read in the background (a member removed loses the right within about a minute)."""
+        if not self._config.reviewer_group or self._client is None:
             return frozenset()
-        if self._clock() - self._group_read_at < GROUP_CACHE_S:
-            return self._group
+        if self._group_read_at == float("-inf"):
+            await self._read_group()
+        elif self._clock() - self._group_read_at >= GROUP_CACHE_S and (self._refresh is None or self._refresh.done()):
+            self._refresh = asyncio.ensure_future(self._read_group())
+        return self._group
+
+    async def _read_group(self) -> None:
+        group = self._config.reviewer_group
+        assert group is not None and self._client is not None
         try:
             response = await self._client.usergroups_users_list(usergroup=group)
         except (SlackApiError, SlackClientError, OSError) as exc:
-            # Fail closed: without the list nobody is a member (configured ids still are reviewers).
+            # Fail closed: an unread group has no members (configured ids still are reviewers); the last list
+            # read stays in use, and the next click tries again.
             log.warning("could not read the members of reviewer group %s: %s", group, exc)
-            return frozenset()
+            return
         self._group = frozenset(response.get("users") or [])
         self._group_read_at = self._clock()
-        return self._group

@@ -117,6 +117,12 @@ class SlackBot:
         register_home(self.app, db, self.reviewers)  # before the catch-all: bolt runs the first match
         register_commands(self.app, db, self.reviewers)
         channel = settings.review_channel or review.channel
+        if channel and not review.reviewers and not review.reviewer_group:
+            log.warning(
+                "the reviewer channel %s is set, but nobody may decide there: set review.reviewers or "
+                "review.reviewer_group (until then, only `parley review` decides)",
+                channel,
+            )
         self.review_board = ReviewBoard(db, self.client, review, channel=channel)
         self.review_desk = ReviewDesk(self.app, db, self.reviewers, self.review_board, self.queue, self.client)
         self.queue.on_escalated = self.review_board.post
@@ -125,6 +131,7 @@ class SlackBot:
 
     async def start(self) -> None:
         self.queue.start()
+        self._in_background(self.reviewers.warm())
         if self.jobs is not None:
             self.jobs.start()
 
