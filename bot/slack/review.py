@@ -129,11 +129,17 @@ def _plain(text: str) -> str:
     return flat if len(flat) <= 150 else flat[:149] + "…"
 
 
-def ask_of(run: Run) -> SlackAsk:
+def ask_of(run: Run, esc: EscalationRecord) -> SlackAsk:
+    """Where a resumed or retried run answers: its own thread, or for a run asked outside Slack (the command
+    line) the reviewer message's thread, so the reviewers see what their decision led to."""
+    if run.channel_id and run.thread_ts:
+        channel, thread = run.channel_id, run.thread_ts
+    else:
+        channel, thread = esc.review_channel or "", esc.review_ts or ""
     return SlackAsk(
         workspace_id=run.workspace_id or "",
-        channel_id=run.channel_id or "",
-        thread_ts=run.thread_ts or "",
+        channel_id=channel,
+        thread_ts=thread,
         trigger_ts=run.trigger_ts or "",
         asker=run.asker,
         question=run.question,
@@ -282,7 +288,7 @@ class ReviewDesk:
                 self._db, run.id, Decision.APPROVED, actor=actor_of(_clicker(body)), run_status=RunStatus.RUNNING
             )
             if await self._after(decided, body):
-                self._queue.submit(run.id, ask_of(run), resume_by=actor_of(_clicker(body)))
+                self._queue.submit(run.id, ask_of(run, esc), resume_by=actor_of(_clicker(body)))
             return
         draft = (esc.draft_answer or run.answer or "")[:INPUT_CHARS]
         await self._open(body, _answer_modal(run.id, draft))
@@ -298,14 +304,14 @@ class ReviewDesk:
         found = await self._allowed(body, "retry")
         if found is None:
             return
-        _, run = found
+        esc, run = found
         # The old run keeps its honest engine outcome (degraded); the new one is linked by retry_of.
         decided = await settle(
             self._db, run.id, Decision.RETRIED, actor=actor_of(_clicker(body)), run_status=RunStatus.DEGRADED
         )
         if await self._after(decided, body):
             retry_id = await enqueue_retry(self._db, run)
-            self._queue.submit(retry_id, ask_of(run))
+            self._queue.submit(retry_id, ask_of(run, esc))
 
     async def _allowed(self, body: dict[str, Any], attempted: str) -> tuple[EscalationRecord, Run] | None:
         """The escalation and run a click is about, if the clicker may decide and it is still pending."""

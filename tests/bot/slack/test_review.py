@@ -434,3 +434,49 @@ async def test_a_modal_submission_is_checked_again_and_a_late_one_learns_who_dec
     async with db.sessions() as session:
         audit = (await session.scalars(select(AuditEvent).where(AuditEvent.action == "review_refused"))).all()
     assert [a.actor for a in audit] == [f"slack:{STRANGER}"]
+
+
+async def test_a_command_line_run_retried_from_slack_answers_in_the_reviewer_thread(db, slack_api, llm_server):
+    """No Slack thread to answer in: what the reviewer's decision led to shows under their message."""
+    llm_server.respond_with(
+        scripted({"tool": "calculator", "args": {"expression": "6 * 7"}}, {"final": "6 * 7 = 42 [1]"})
+    )
+    async with running_bot(db, slack_api, llm_server.base_url, review=REVIEW) as bot:
+        async with db.sessions() as session, session.begin():
+            session.add(
+                Run(
+                    id="d" * 32,
+                    source="cli",
+                    asker="cli:carol",
+                    question="What is 6 times 7?",
+                    status="awaiting_review",
+                    termination_reason="llm_unavailable",
+                    answer="Partial answer — the language model could not be reached.",
+                    created_at=datetime.now(UTC),
+                )
+            )
+            await session.flush()
+            session.add(
+                EscalationRecord(
+                    run_id="d" * 32,
+                    kind="exhausted",
+                    reason="llm_unavailable",
+                    level="L2",
+                    message="the language model could not be reached",
+                    created_at=datetime.now(UTC),
+                )
+            )
+        await Jobs(db, REVIEW, bot.bot.review_board).run_due()
+        message = await review_message(bot)
+        await click(bot, RETRY, message, REVIEWER)
+        answered = await slack_api.wait_for_async(
+            lambda: (
+                (found := slack_api.messages_in(REVIEW_CHANNEL, message["ts"])) and is_finished(found[-1:]) and found
+            ),
+            what="the retried run's answer under the reviewer message",
+        )
+
+    assert "42 [1]" in shown(answered[-1])
+    async with db.sessions() as session:
+        retried = (await session.scalars(select(Run).where(Run.retry_of == "d" * 32))).one()
+    assert (retried.status, retried.asker) == ("solved", "cli:carol")
