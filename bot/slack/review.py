@@ -17,6 +17,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from agent import RunStatus
+from bot.render import shorten
 from bot.review.authority import Reviewers
 from bot.review.config import ReviewConfig
 from bot.review.service import (
@@ -45,6 +46,13 @@ REJECT_MODAL = "parley_review_reject_modal"
 ANSWER_BLOCK, ANSWER_INPUT = "answer", "answer_input"
 REASON_BLOCK, REASON_INPUT = "reason", "reason_input"
 INPUT_CHARS = 3000  # plain_text_input's limit
+# The review message's budget (one message, ≤ 50 blocks, well under Slack's ~12,000 characters of text).
+QUESTION_CHARS = 1500
+DRAFT_CHARS = 2000
+HELD_CHARS = 2500
+HELD_PREVIEW_CHARS = 500
+LIST_ITEMS = 10
+ITEM_CHARS = 200
 
 KIND_TITLE = {
     "held_action": "⏸️ An action is waiting for approval",
@@ -76,26 +84,39 @@ def _when(at: datetime | None) -> str:
 
 
 def review_message(esc: EscalationRecord, run: Run, permalink: str | None, *, decided: bool = False) -> SlackMessage:
-    """The reviewer-channel message: what was asked, why it is here, what was done, what is held, the draft."""
+    """The reviewer-channel message: what was asked, why it is here, what was done, what is held, the draft.
+
+    One message (its buttons and later its decision live on one ts), so long parts are shortened within a
+    budget — each time saying so and where the whole text is — and held arguments too long for it are
+    posted in full in the message's thread (`held_in_full`). Nothing is cut without saying so.
+    """
+    more = f"`/parley show {escape(run.id[:12])}`"
     blocks: list[dict[str, Any]] = [header(KIND_TITLE.get(esc.kind, KIND_TITLE["exhausted"]))]
-    asked = f"*Question* from <@{escape(run.asker)}>" + (f" · <{permalink}|thread>" if permalink else "")
-    blocks += sections(f"{asked}\n{escape(run.question)}")
+    asked = f"*Question* from {who(run.asker if ':' in run.asker else 'slack:' + run.asker)}"
+    asked += f" · <{permalink}|thread>" if permalink else ""
+    blocks += sections(f"{asked}\n{_within(run.question, QUESTION_CHARS, more)}")
     blocks += sections(f"*Why*\n{escape(esc.message or esc.reason)} (`{escape(esc.reason)}`, {escape(esc.level)})")
-    if run.completed:
-        blocks += sections("*Done*\n" + "\n".join(f"• {escape(str(item))}" for item in run.completed))
-    if run.missing:
-        blocks += sections("*Missing*\n" + "\n".join(f"• {escape(str(item))}" for item in run.missing))
+    for title, items in (("Done", run.completed), ("Missing", run.missing)):
+        if items:
+            blocks += sections(f"*{title}*\n" + _listed([str(item) for item in items], more))
     if run.citations:
-        footnotes = "\n".join(
-            escape(f"{c.get('marker')} {c.get('tool')}({json.dumps(c.get('arguments') or {}, ensure_ascii=False)})")
+        footnotes = [
+            f"{c.get('marker')} {c.get('tool')}({json.dumps(c.get('arguments') or {}, ensure_ascii=False)})"
             for c in run.citations
-        )
-        blocks += contexts(f"*Sources*\n{footnotes}")
+        ]
+        blocks += contexts("*Sources*\n" + _listed(footnotes, more))
     if esc.held_calls:
-        held = "\n".join(escape(held_call_text(c["tool"], c["arguments"])) for c in esc.held_calls)
-        blocks += sections(f"*Held action (runs exactly as shown if approved)*\n```{held}```")
+        held = "\n".join(held_call_text(c["tool"], c["arguments"]) for c in esc.held_calls)
+        if len(held) <= HELD_CHARS:
+            blocks += sections(f"*Held action (runs exactly as shown if approved)*\n```{escape(held)}```")
+        else:
+            blocks += sections(
+                f"*Held action (runs exactly as shown if approved)*\n```{escape(held[:HELD_PREVIEW_CHARS])}…```\n"
+                f"⚠️ The arguments are {len(held):,} characters long: read them in full in this message's thread "
+                "before you decide."
+            )
     if esc.draft_answer and esc.kind != "held_action":
-        blocks += sections(f"*Draft answer*\n{escape(esc.draft_answer)}")
+        blocks += sections(f"*Draft answer*\n{_within(esc.draft_answer, DRAFT_CHARS, 'the Approve form')}")
     if decided:
         blocks += sections(decision_line(esc))
     else:
@@ -105,6 +126,35 @@ def review_message(esc: EscalationRecord, run: Run, permalink: str | None, *, de
         blocks.append({"type": "actions", "block_id": "review", "elements": buttons})
     blocks += contexts(f"run `{escape(run.id[:12])}` · escalated {_when(esc.created_at)}")
     return SlackMessage(text=f"Review needed: {_plain(run.question)}", blocks=blocks)
+
+
+def held_in_full(esc: EscalationRecord) -> list[SlackMessage]:
+    """Held arguments too long for the review message, in full, in as many thread replies as they need."""
+    held = "\n".join(held_call_text(c["tool"], c["arguments"]) for c in esc.held_calls)
+    if len(held) <= HELD_CHARS:
+        return []
+    pieces = split_text(escape(held), HELD_CHARS)
+    return [
+        SlackMessage(
+            text=f"Held action, part {n} of {len(pieces)}",
+            blocks=sections(f"*Held action, part {n} of {len(pieces)}*\n```{piece}```"),
+        )
+        for n, piece in enumerate(pieces, start=1)
+    ]
+
+
+def _within(text: str, limit: int, where: str) -> str:
+    """`text` escaped, shortened to `limit` characters if need be, saying how much more there is and where."""
+    if len(text) <= limit:
+        return escape(text)
+    return f"{escape(text[:limit])}… _({len(text) - limit:,} more characters: {where})_"
+
+
+def _listed(items: list[str], where: str) -> str:
+    shown = [f"• {escape(shorten(item, ITEM_CHARS))}" for item in items[:LIST_ITEMS]]
+    if len(items) > LIST_ITEMS:
+        shown.append(f"_… and {len(items) - LIST_ITEMS} more: {where}_")
+    return "\n".join(shown)
 
 
 def decision_line(esc: EscalationRecord) -> str:
@@ -179,6 +229,13 @@ class ReviewBoard:
             await release_review_message(self._db, esc.id)  # the `announce` job tries again
             return
         await set_review_message(self._db, esc.id, self.channel, response["ts"])
+        for part in held_in_full(esc):
+            try:
+                await self._client.chat_postMessage(
+                    channel=self.channel, thread_ts=response["ts"], text=part.text, blocks=part.blocks
+                )
+            except (SlackApiError, SlackClientError, OSError) as exc:
+                log.error("could not post the held arguments of run %s in full: %s", run_id, exc)
 
     async def announce_decision(self, run_id: str) -> None:
         """The decision taken on the run's escalation, shown: reviewer message updated, the thread told."""

@@ -16,11 +16,12 @@ from bot.cli import main as parley_main
 from bot.jobs.scheduler import Jobs
 from bot.review.config import ReviewConfig
 from bot.settings import Settings
+from bot.slack.blocks import escape, held_call_text
 from bot.slack.review import APPROVE, APPROVE_MODAL, REJECT, REJECT_MODAL, RETRY
 from bot.store.models import AuditEvent, EscalationRecord, Run, ToolCallRecord
 from tests.agent.toolbox import ScriptedTool
 from tests.bot.slack.harness import ByQuestion, RunningBot, running_bot, scripted
-from tests.bot.slack.seen import answer_in, is_finished, shown
+from tests.bot.slack.seen import answer_in, block_texts, is_finished, shown
 from tests.fakes.llm_server import FakeReply
 from tests.fakes.slack_events import ASKER, CHANNEL, app_mention, block_actions, view_submission
 from tests.fakes.slack_workspace import BOT_TOKEN
@@ -72,7 +73,7 @@ async def escalated(db, bot: RunningBot, question: str = QUESTION) -> tuple[str,
     """Mention Parley; wait for the held answer in the thread and the message in the reviewer channel."""
     body = app_mention(question)
     assert (await bot.post(body)).status_code == 200
-    [held] = await answer_in(bot.slack, CHANNEL, body["event"]["ts"])
+    held, *_ = await answer_in(bot.slack, CHANNEL, body["event"]["ts"])  # long held arguments: more parts
     return body["event"]["ts"], await review_message(bot), held
 
 
@@ -480,3 +481,30 @@ async def test_a_command_line_run_retried_from_slack_answers_in_the_reviewer_thr
     async with db.sessions() as session:
         retried = (await session.scalars(select(Run).where(Run.retry_of == "d" * 32))).one()
     assert (retried.status, retried.asker) == ("solved", "cli:carol")
+
+
+async def test_a_huge_question_draft_and_held_arguments_fit_the_review_message_and_nothing_is_hidden(
+    db, slack_api, llm_server
+):
+    body_text = "Dear vendor, " + "the invoice details follow. " * 400  # ~11,000 characters of e-mail
+    mail = {"to": "ops@vendor.example", "body": body_text}
+    tool = ScriptedTool("send_mail", [{"sent": True}])
+    question = "please mail the vendor about invoice 42. " + "context: " * 2000
+    llm_server.respond_with(scripted({"tool": "send_mail", "args": mail}, {"final": "Sent [1]."}))
+    policies = [{"tool": "send_mail", "requires_approval": True}]
+    async with running_bot(db, slack_api, llm_server.base_url, tools=(tool,), review=REVIEW, policies=policies) as bot:
+        _, message, _ = await escalated(db, bot, question)
+        parts = await slack_api.wait_for_async(
+            lambda: (found := slack_api.messages_in(REVIEW_CHANNEL, message["ts"])) and len(found) >= 2 and found,
+            what="the held arguments in full in the review message's thread",
+        )
+
+    blocks = message["blocks"]
+    assert len(blocks) <= 50 and all(len(t) <= 3000 for t in block_texts(blocks))
+    assert sum(len(t) for t in block_texts(blocks)) <= 8000
+    text = shown(message)
+    assert "more characters: `/parley show" in text  # the question, shortened, says so and where
+    assert "read them in full in this message's thread" in text
+    in_full = "".join(shown(part).split("\n", 1)[1].strip("`") for part in parts)
+    assert in_full == escape(held_call_text("send_mail", mail))  # every character, in order
+    assert tool.calls == []
