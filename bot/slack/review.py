@@ -347,8 +347,7 @@ class ReviewDesk:
             if await self._after(decided, body):
                 self._queue.submit(run.id, ask_of(run, esc), resume_by=actor_of(_clicker(body)))
             return
-        draft = (esc.draft_answer or run.answer or "")[:INPUT_CHARS]
-        await self._open(body, _answer_modal(run.id, draft))
+        await self._open(body, _answer_modal(run.id, esc.draft_answer or run.answer or ""))
 
     async def _on_reject(self, ack: Any, body: dict[str, Any]) -> None:
         await ack()
@@ -495,7 +494,8 @@ def _notice(text: str, run_id: str, status: str, *, escaped: bool = False) -> Sl
 
 
 def _answer_modal(run_id: str, draft: str) -> dict[str, Any]:
-    return _modal(
+    """The answer form, prefilled with the draft; a draft longer than the form holds is said to be cut."""
+    modal = _modal(
         APPROVE_MODAL,
         run_id,
         "Approve with answer",
@@ -503,8 +503,15 @@ def _answer_modal(run_id: str, draft: str) -> dict[str, Any]:
         ANSWER_BLOCK,
         ANSWER_INPUT,
         "The answer posted in the thread (edit the draft as needed)",
-        initial=draft,
+        initial=draft[:INPUT_CHARS],
     )
+    if len(draft) > INPUT_CHARS:
+        note = (
+            f"The draft is {len(draft):,} characters; this form holds {INPUT_CHARS:,}, so it starts with the first "
+            f"{INPUT_CHARS:,}. The whole draft: `/parley show {run_id[:12]}`."
+        )
+        modal["blocks"].insert(0, {"type": "context", "elements": [{"type": "mrkdwn", "text": note}]})
+    return modal
 
 
 def _reason_modal(run_id: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from bot.jobs.scheduler import Jobs
 from bot.review.config import ReviewConfig
 from bot.settings import Settings
 from bot.slack.blocks import escape, held_call_text
-from bot.slack.review import APPROVE, APPROVE_MODAL, REJECT, REJECT_MODAL, RETRY
+from bot.slack.review import APPROVE, APPROVE_MODAL, REJECT, REJECT_MODAL, RETRY, _answer_modal
 from bot.store.models import AuditEvent, EscalationRecord, Run, ToolCallRecord
 from tests.agent.toolbox import ScriptedTool
 from tests.bot.slack.harness import ByQuestion, RunningBot, running_bot, scripted
@@ -265,7 +265,8 @@ async def test_approving_an_exhausted_run_posts_the_reviewers_answer(db, slack_a
         )
         messages = await thread_messages(bot, thread, 2)
 
-    assert view["blocks"][0]["element"]["initial_value"].startswith("Partial answer")  # the draft to edit
+    [form] = [block for block in view["blocks"] if block["type"] == "input"]
+    assert form["element"]["initial_value"].startswith("Partial answer")  # the draft to edit
     assert response.status_code == 200
     assert answer in shown(messages[-1]) and f"Reviewed and approved by <@{REVIEWER}>" in shown(messages[-1])
     run = await run_row(db)
@@ -508,3 +509,16 @@ async def test_a_huge_question_draft_and_held_arguments_fit_the_review_message_a
     in_full = "".join(shown(part).split("\n", 1)[1].strip("`") for part in parts)
     assert in_full == escape(held_call_text("send_mail", mail))  # every character, in order
     assert tool.calls == []
+
+
+def test_a_draft_longer_than_the_form_is_said_to_be_cut():
+    short = _answer_modal("r" * 32, "A short draft.")
+    long = _answer_modal("r" * 32, "x" * 5000)
+
+    assert [b["type"] for b in short["blocks"]] == ["input"]
+    assert short["blocks"][0]["element"]["initial_value"] == "A short draft."
+    note, form = long["blocks"]
+    assert (
+        "5,000 characters" in note["elements"][0]["text"] and "/parley show rrrrrrrrrrrr" in note["elements"][0]["text"]
+    )
+    assert len(form["element"]["initial_value"]) == 3000
