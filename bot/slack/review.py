@@ -228,11 +228,13 @@ class ReviewBoard:
             log.error("could not post run %s to the reviewer channel %s: %s", run_id, self.channel, exc)
             await release_review_message(self._db, esc.id)  # the `announce` job tries again
             return
-        await set_review_message(self._db, esc.id, self.channel, response["ts"])
+        # Slack answers with the channel's id: kept for updates even when the setting names the channel.
+        channel = response.get("channel") or self.channel
+        await set_review_message(self._db, esc.id, channel, response["ts"])
         for part in held_in_full(esc):
             try:
                 await self._client.chat_postMessage(
-                    channel=self.channel, thread_ts=response["ts"], text=part.text, blocks=part.blocks
+                    channel=channel, thread_ts=response["ts"], text=part.text, blocks=part.blocks
                 )
             except (SlackApiError, SlackClientError, OSError) as exc:
                 log.error("could not post the held arguments of run %s in full: %s", run_id, exc)
