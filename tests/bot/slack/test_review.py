@@ -17,7 +17,7 @@ from bot.jobs.scheduler import Jobs
 from bot.review.config import ReviewConfig
 from bot.settings import Settings
 from bot.slack.blocks import escape, held_call_text
-from bot.slack.review import APPROVE, APPROVE_MODAL, REJECT, REJECT_MODAL, RETRY, _answer_modal
+from bot.slack.review_blocks import APPROVE, APPROVE_MODAL, REJECT, REJECT_MODAL, RETRY, answer_modal
 from bot.store.models import AuditEvent, EscalationRecord, Run, ToolCallRecord
 from tests.agent.toolbox import ScriptedTool
 from tests.bot.slack.harness import ByQuestion, RunningBot, running_bot, scripted
@@ -512,8 +512,8 @@ async def test_a_huge_question_draft_and_held_arguments_fit_the_review_message_a
 
 
 def test_a_draft_longer_than_the_form_is_said_to_be_cut():
-    short = _answer_modal("r" * 32, "A short draft.")
-    long = _answer_modal("r" * 32, "x" * 5000)
+    short = answer_modal("r" * 32, "A short draft.")
+    long = answer_modal("r" * 32, "x" * 5000)
 
     assert [b["type"] for b in short["blocks"]] == ["input"]
     assert short["blocks"][0]["element"]["initial_value"] == "A short draft."

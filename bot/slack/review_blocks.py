@@ -1,0 +1,229 @@
+"""What reviewers and askers see of a review, as Block Kit: the reviewer message, decisions, notices, forms.
+
+Pure functions, no I/O (the board and the desk in `bot.slack.review` send them). Text from people and tools
+goes through `escape`; long parts are shortened only with a note saying how much more there is and where.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from bot.render import shorten
+from bot.slack.blocks import SlackMessage, contexts, escape, header, held_call_text, sections, split_text
+from bot.store.models import EscalationRecord, Run
+
+APPROVE = "parley_review_approve"
+REJECT = "parley_review_reject"
+RETRY = "parley_review_retry"
+APPROVE_MODAL = "parley_review_approve_modal"
+REJECT_MODAL = "parley_review_reject_modal"
+ANSWER_BLOCK, ANSWER_INPUT = "answer", "answer_input"
+REASON_BLOCK, REASON_INPUT = "reason", "reason_input"
+INPUT_CHARS = 3000  # plain_text_input's limit
+# The review message's budget (one message, ≤ 50 blocks, well under Slack's ~12,000 characters of text).
+QUESTION_CHARS = 1500
+DRAFT_CHARS = 2000
+HELD_CHARS = 2500
+HELD_PREVIEW_CHARS = 500
+LIST_ITEMS = 10
+ITEM_CHARS = 200
+
+KIND_TITLE = {
+    "held_action": "⏸️ An action is waiting for approval",
+    "policy": "⛔ A policy refused this request",
+    "exhausted": "🧯 Parley could not finish this on its own",
+}
+DECIDED = {
+    "approved": "✅ Approved by {who} at {at}",
+    "rejected": "⛔ Rejected by {who} at {at}: {reason}",
+    "expired": "⌛ Expired at {at}: {reason}",
+    "retried": "🔁 Run again by {who} at {at}",
+}
+
+
+def who(actor: str | None) -> str:
+    """An actor as people read it: a Slack user as a mention, anyone else (`cli:carol`) as escaped text."""
+    actor = actor or "?"
+    if actor.startswith("slack:"):
+        return f"<@{escape(actor.removeprefix('slack:'))}>"
+    return escape(actor)
+
+
+def _when(at: datetime | None) -> str:
+    return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if at else "?"
+
+
+def review_message(esc: EscalationRecord, run: Run, permalink: str | None, *, decided: bool = False) -> SlackMessage:
+    """The reviewer-channel message: what was asked, why it is here, what was done, what is held, the draft.
+
+    One message (its buttons and later its decision live on one ts), so long parts are shortened within a
+    budget — each time saying so and where the whole text is — and held arguments too long for it are
+    posted in full in the message's thread (`held_in_full`). Nothing is cut without saying so.
+    """
+    more = f"`/parley show {escape(run.id[:12])}`"
+    blocks: list[dict[str, Any]] = [header(KIND_TITLE.get(esc.kind, KIND_TITLE["exhausted"]))]
+    asked = f"*Question* from {who(run.asker if ':' in run.asker else 'slack:' + run.asker)}"
+    asked += f" · <{permalink}|thread>" if permalink else ""
+    blocks += sections(f"{asked}\n{_within(run.question, QUESTION_CHARS, more)}")
+    blocks += sections(f"*Why*\n{escape(esc.message or esc.reason)} (`{escape(esc.reason)}`, {escape(esc.level)})")
+    for title, items in (("Done", run.completed), ("Missing", run.missing)):
+        if items:
+            blocks += sections(f"*{title}*\n" + _listed([str(item) for item in items], more))
+    if run.citations:
+        footnotes = [
+            f"{c.get('marker')} {c.get('tool')}({json.dumps(c.get('arguments') or {}, ensure_ascii=False)})"
+            for c in run.citations
+        ]
+        blocks += contexts("*Sources*\n" + _listed(footnotes, more))
+    if esc.held_calls:
+        held = "\n".join(held_call_text(c["tool"], c["arguments"]) for c in esc.held_calls)
+        if len(held) <= HELD_CHARS:
+            blocks += sections(f"*Held action (runs exactly as shown if approved)*\n```{escape(held)}```")
+        else:
+            blocks += sections(
+                f"*Held action (runs exactly as shown if approved)*\n```{escape(held[:HELD_PREVIEW_CHARS])}…```\n"
+                f"⚠️ The arguments are {len(held):,} characters long: read them in full in this message's thread "
+                "before you decide."
+            )
+    if esc.draft_answer and esc.kind != "held_action":
+        blocks += sections(f"*Draft answer*\n{_within(esc.draft_answer, DRAFT_CHARS, 'the Approve form')}")
+    if decided:
+        blocks += sections(decision_line(esc))
+    else:
+        buttons = [_button("Approve", APPROVE, run.id, "primary"), _button("Reject", REJECT, run.id, "danger")]
+        if esc.kind == "exhausted":
+            buttons.append(_button("Retry", RETRY, run.id))
+        blocks.append({"type": "actions", "block_id": "review", "elements": buttons})
+    blocks += contexts(f"run `{escape(run.id[:12])}` · escalated {_when(esc.created_at)}")
+    return SlackMessage(text=f"Review needed: {plain(run.question)}", blocks=blocks)
+
+
+def held_in_full(esc: EscalationRecord) -> list[SlackMessage]:
+    """Held arguments too long for the review message, in full, in as many thread replies as they need."""
+    held = "\n".join(held_call_text(c["tool"], c["arguments"]) for c in esc.held_calls)
+    if len(held) <= HELD_CHARS:
+        return []
+    pieces = split_text(escape(held), HELD_CHARS)
+    return [
+        SlackMessage(
+            text=f"Held action, part {n} of {len(pieces)}",
+            blocks=sections(f"*Held action, part {n} of {len(pieces)}*\n```{piece}```"),
+        )
+        for n, piece in enumerate(pieces, start=1)
+    ]
+
+
+def _within(text: str, limit: int, where: str) -> str:
+    """`text` escaped, shortened to `limit` characters if need be, saying how much more there is and where."""
+    if len(text) <= limit:
+        return escape(text)
+    return f"{escape(text[:limit])}… _({len(text) - limit:,} more characters: {where})_"
+
+
+def _listed(items: list[str], where: str) -> str:
+    shown = [f"• {escape(shorten(item, ITEM_CHARS))}" for item in items[:LIST_ITEMS]]
+    if len(items) > LIST_ITEMS:
+        shown.append(f"_… and {len(items) - LIST_ITEMS} more: {where}_")
+    return "\n".join(shown)
+
+
+def decision_line(esc: EscalationRecord) -> str:
+    template = DECIDED.get(esc.status, "{status}")
+    return template.format(
+        who=who(esc.decided_by),
+        at=_when(esc.decided_at),
+        reason=escape(esc.decision_reason or ""),
+        status=esc.status,
+    )
+
+
+def _button(text: str, action_id: str, run_id: str, style: str | None = None) -> dict[str, Any]:
+    button = {"type": "button", "text": {"type": "plain_text", "text": text}, "action_id": action_id, "value": run_id}
+    if style:
+        button["style"] = style
+    return button
+
+
+def plain(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= 150 else flat[:149] + "…"
+
+
+def reviewed_answer(answer: str, reviewer: str, run_id: str) -> SlackMessage:
+    """The answer a reviewer wrote (or edited from the draft); `reviewer` is an actor (`slack:U…`, `cli:…`)."""
+    blocks = [
+        *sections(escape(answer)),
+        *contexts(f"✅ Reviewed and approved by {who(reviewer)} · run `{escape(run_id[:12])}`"),
+    ]
+    return SlackMessage(text=plain(answer), blocks=blocks)
+
+
+def rejection(reason: str, reviewer: str, run_id: str) -> SlackMessage:
+    text = f"⛔ A reviewer ({who(reviewer)}) declined this request: {escape(reason)}"
+    return notice(text, run_id, "⛔ rejected", escaped=True)
+
+
+def resuming(reviewer: str, run_id: str) -> SlackMessage:
+    text = f"▶️ Approved by {who(reviewer)}: the held action runs now and I continue."
+    return notice(text, run_id, "▶️ approved", escaped=True)
+
+
+def expiry(hours: float, run_id: str) -> SlackMessage:
+    text = (
+        f"⌛ No reviewer decided within {hours:g} h, so this request expired. "
+        "Nothing held was done; ask again if you still need it."
+    )
+    return notice(text, run_id, "⌛ expired")
+
+
+def notice(text: str, run_id: str, status: str, *, escaped: bool = False) -> SlackMessage:
+    body = text if escaped else escape(text)
+    blocks = [*sections(body), *contexts(f"{status} · run `{escape(run_id[:12])}`")]
+    return SlackMessage(text=plain(" ".join(split_text(body, 4000))), blocks=blocks)
+
+
+def answer_modal(run_id: str, draft: str) -> dict[str, Any]:
+    """The answer form, prefilled with the draft; a draft longer than the form holds is said to be cut."""
+    modal = _modal(
+        APPROVE_MODAL,
+        run_id,
+        "Approve with answer",
+        "Approve",
+        ANSWER_BLOCK,
+        ANSWER_INPUT,
+        "The answer posted in the thread (edit the draft as needed)",
+        initial=draft[:INPUT_CHARS],
+    )
+    if len(draft) > INPUT_CHARS:
+        note = (
+            f"The draft is {len(draft):,} characters; this form holds {INPUT_CHARS:,}, so it starts with the first "
+            f"{INPUT_CHARS:,}. The whole draft: `/parley show {run_id[:12]}`."
+        )
+        modal["blocks"].insert(0, {"type": "context", "elements": [{"type": "mrkdwn", "text": note}]})
+    return modal
+
+
+def reason_modal(run_id: str) -> dict[str, Any]:
+    return _modal(REJECT_MODAL, run_id, "Reject", "Reject", REASON_BLOCK, REASON_INPUT, "Why? The asker will read it")
+
+
+def _modal(
+    callback: str, run_id: str, title: str, submit: str, block: str, action: str, label: str, *, initial: str = ""
+) -> dict[str, Any]:
+    element: dict[str, Any] = {"type": "plain_text_input", "action_id": action, "multiline": True}
+    element["max_length"] = INPUT_CHARS
+    if initial:
+        element["initial_value"] = initial
+    return {
+        "type": "modal",
+        "callback_id": callback,
+        "private_metadata": run_id,
+        "title": {"type": "plain_text", "text": title},
+        "submit": {"type": "plain_text", "text": submit},
+        "close": {"type": "plain_text", "text": "Cancel"},
+        "blocks": [
+            {"type": "input", "block_id": block, "label": {"type": "plain_text", "text": label}, "element": element}
+        ],
+    }
