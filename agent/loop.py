@@ -8,7 +8,6 @@ Nothing the model, a tool or a recorder does can make a run exceed its limits or
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 import uuid
@@ -20,17 +19,16 @@ from agent.closing import Closing
 from agent.config import AgentConfig
 from agent.context import Exchange, Transcript
 from agent.critique import Critique
-from agent.degraded import build_degraded_final
 from agent.done import Evidence, evidence_text, plan
 from agent.errors import ErrorCode, InvalidQuestion
 from agent.finalize import Source
 from agent.grading import ErrorLevel, GradingTable
 from agent.limits import Limits
 from agent.observation import Observation, failure, serialise, with_hint
-from agent.policy import Policies
+from agent.policy import Policies, call_signature, held_escalation
 from agent.recovery import RecoveryPolicy
 from agent.repeat import CallOutcome, RepeatDetector
-from agent.result import Escalation, HeldCall, RunResult, RunStatus, TerminationReason
+from agent.result import Escalation, HeldCall, RunResult, TerminationReason
 from agent.run_state import Outcome, RunSnapshot, RunState
 from agent.tools.base import Tool
 from agent.tools.executor import ExecutedCall, ToolExecutor
@@ -141,7 +139,7 @@ class Agent:
         state = self._new_state(held_run.run_id, held_run.question, (), recorder)
         state.restore(held_run)
         state.approved_by = approved_by
-        state.approved |= {_signature(call.tool, call.arguments) for call in held_run.held}
+        state.approved |= {call_signature(call.tool, call.arguments) for call in held_run.held}
         await self._emit(
             state,
             RunResumed(
@@ -175,10 +173,10 @@ class Agent:
         except TimeoutError:
             outcome = Outcome.stop(TerminationReason.RUN_TIMEOUT, f"{limits.run_timeout_s:g}")
         except asyncio.CancelledError:
-            result = self._result(state, Outcome.stop(TerminationReason.CANCELLED, ""))
+            result = state.result(Outcome.stop(TerminationReason.CANCELLED, ""), self._brain)
             await asyncio.shield(self._emit(state, RunFinished(run_id=state.run_id, result=result)))
             raise
-        result = self._result(state, outcome)
+        result = state.result(outcome, self._brain)
         await self._emit(state, RunFinished(run_id=state.run_id, result=result))
         return result
 
@@ -295,7 +293,7 @@ class Agent:
                 ),
             )
 
-        held = self._held(state, decision.tool_calls)
+        held = self._policies.held(decision.tool_calls, approved=state.approved)
         runnable = [call for call in decision.tool_calls if call.id not in {h.id for h in held}]
         batch = (
             await self._executor.run_batch(runnable, disabled=frozenset(state.disabled), on_retry=on_retry)
@@ -310,30 +308,10 @@ class Agent:
             return await self._hold(state, step, held)
         return await self._check(state, step, batch)
 
-    def _held(self, state: RunState, calls: Sequence[ToolCallRequest]) -> list[HeldCall]:
-        """The calls a policy holds for a person (a call people already approved in this run is not held)."""
-        held = []
-        for call in calls:
-            reason = self._policies.hold_reason(call.name, call.arguments)
-            if reason is not None and _signature(call.name, call.arguments) not in state.approved:
-                held.append(HeldCall(id=call.id, tool=call.name, arguments=dict(call.arguments or {}), reason=reason))
-        return held
-
     async def _hold(self, state: RunState, step: int, held: list[HeldCall]) -> Outcome:
         """Stop before the held calls run: the run waits for a person, its state saved to resume from."""
         state.held = held
-        reasons = "; ".join(dict.fromkeys(call.reason for call in held))
-        first = held[0]
-        state.escalation = Escalation(
-            kind="held_action",
-            reason="approval_required",
-            level=ErrorLevel.L4.name,
-            message=reasons,
-            tool=first.tool,
-            arguments=first.arguments,
-            tool_call_id=first.id,
-            held_calls=held,
-        )
+        state.escalation = held_escalation(held)
         await self._emit(
             state,
             RunHeld(
@@ -343,7 +321,7 @@ class Agent:
                 snapshot=state.snapshot().model_dump(),
             ),
         )
-        return Outcome.stop(TerminationReason.POLICY_VIOLATION, reasons)
+        return Outcome.stop(TerminationReason.POLICY_VIOLATION, state.escalation.message)
 
     async def _write_back(self, state: RunState, step: int, executed: ExecutedCall) -> None:
         obs = executed.observation
@@ -455,53 +433,6 @@ class Agent:
             reason = " ".join(str(exc).split())[:300] or type(exc).__name__
             log.error("recording %s of run %s failed; the run continues: %s", event.kind, state.run_id, reason)
             log.debug("recording failure of run %s", state.run_id, exc_info=True)
-
-    def _result(self, state: RunState, outcome: Outcome) -> RunResult:
-        reason = outcome.reason
-        duration_ms = int((time.perf_counter() - state.started) * 1000)
-        status = reason.status
-        if state.held:
-            status = RunStatus.AWAITING_REVIEW  # held, not refused: a person decides, then it resumes
-        elif state.approved_by is not None and reason is TerminationReason.ANSWERED:
-            status = RunStatus.APPROVED
-        common = {
-            "run_id": state.run_id,
-            "question": state.question,
-            "status": status,
-            "termination_reason": reason,
-            "steps": state.steps,
-            "llm_calls": state.llm_calls,
-            "tool_calls": state.tool_calls,
-            "retries": state.retries,
-            "llm_retries": state.llm_retries,
-            "critique_rounds": state.critique.rounds,
-            "tokens": state.tokens,
-            "duration_ms": duration_ms,
-            "escalation": state.escalation,
-            "replayed": self._brain.replayed,
-            "brain": self._brain.name,
-        }
-        if reason is TerminationReason.ANSWERED:
-            return RunResult(
-                **common,
-                answer=outcome.answer,
-                citations=list(outcome.citations),
-                completed=state.checklist.completed(outcome.answer),
-                missing=[],
-            )
-        degraded = build_degraded_final(reason, outcome.detail, state.checklist, state.sources)
-        return RunResult(
-            **common,
-            answer=degraded.render(),
-            citations=list(degraded.citations),
-            completed=degraded.completed,
-            missing=degraded.missing,
-            degraded=degraded,
-        )
-
-
-def _signature(tool: str, arguments: dict[str, Any] | None) -> str:
-    return tool + json.dumps(arguments or {}, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _loop_detail(reason: TerminationReason, state: RunState, batch: Sequence[ExecutedCall]) -> str:

@@ -16,12 +16,16 @@ is missing, or not a number where a number is compared — holds the call: a pol
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from agent.brains.base import ToolCallRequest
+from agent.result import Escalation, HeldCall
 
 NUMERIC = ("above", "at_least", "below", "at_most")
 
@@ -128,6 +132,35 @@ class Policies:
             return None
         reasons = [r for policy in self._by_tool.get(tool, ()) if (r := policy.hold_reason(arguments))]
         return "; ".join(reasons) or None
+
+    def held(self, calls: Sequence[ToolCallRequest], *, approved: Set[str] = frozenset()) -> list[HeldCall]:
+        """The calls a policy holds for a person; a call people already approved in this run is not held."""
+        held = []
+        for call in calls:
+            reason = self.hold_reason(call.name, call.arguments)
+            if reason is not None and call_signature(call.name, call.arguments) not in approved:
+                held.append(HeldCall(id=call.id, tool=call.name, arguments=dict(call.arguments or {}), reason=reason))
+        return held
+
+
+def call_signature(tool: str, arguments: dict[str, Any] | None) -> str:
+    """A call's identity for approvals: the tool and its arguments, whatever their order."""
+    return tool + json.dumps(arguments or {}, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def held_escalation(held: Sequence[HeldCall]) -> Escalation:
+    """Why people must look at a held run: the policies' reasons and the exact calls they hold."""
+    first = held[0]
+    return Escalation(
+        kind="held_action",
+        reason="approval_required",
+        level="L4",
+        message="; ".join(dict.fromkeys(call.reason for call in held)),
+        tool=first.tool,
+        arguments=first.arguments,
+        tool_call_id=first.id,
+        held_calls=list(held),
+    )
 
 
 def _number(value: Any) -> Decimal | None:

@@ -9,15 +9,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.brains.base import Decision, Message, ToolCallRequest
+from agent.brains.base import Brain, Decision, Message, ToolCallRequest
 from agent.context import Transcript
 from agent.critique import Critique
+from agent.degraded import build_degraded_final
 from agent.done import DoneChecklist, DoneItem
 from agent.finalize import Source
 from agent.grading import ErrorLevel
 from agent.observation import Observation
 from agent.repeat import RepeatDetector
-from agent.result import Citation, Escalation, HeldCall, TerminationReason
+from agent.result import Citation, Escalation, HeldCall, RunResult, RunStatus, TerminationReason
 from agent.trace import Recorder
 
 MIN_STEPS_BEFORE_ALL_FAILED = 2
@@ -129,6 +130,50 @@ class RunState:
         self.last_progress_step = snapshot.counters.get("last_progress_step", 0)
         self.critique.rounds = snapshot.counters.get("critique_rounds", 0)
         self._call_ids = set(snapshot.call_ids)
+
+    def result(self, outcome: Outcome, brain: Brain) -> RunResult:
+        """How the run ended, as the outward RunResult: a cited answer, or an honest degraded final."""
+        reason = outcome.reason
+        duration_ms = int((time.perf_counter() - self.started) * 1000)
+        status = reason.status
+        if self.held:
+            status = RunStatus.AWAITING_REVIEW  # held, not refused: a person decides, then it resumes
+        elif self.approved_by is not None and reason is TerminationReason.ANSWERED:
+            status = RunStatus.APPROVED
+        common = {
+            "run_id": self.run_id,
+            "question": self.question,
+            "status": status,
+            "termination_reason": reason,
+            "steps": self.steps,
+            "llm_calls": self.llm_calls,
+            "tool_calls": self.tool_calls,
+            "retries": self.retries,
+            "llm_retries": self.llm_retries,
+            "critique_rounds": self.critique.rounds,
+            "tokens": self.tokens,
+            "duration_ms": duration_ms,
+            "escalation": self.escalation,
+            "replayed": brain.replayed,
+            "brain": brain.name,
+        }
+        if reason is TerminationReason.ANSWERED:
+            return RunResult(
+                **common,
+                answer=outcome.answer,
+                citations=list(outcome.citations),
+                completed=self.checklist.completed(outcome.answer),
+                missing=[],
+            )
+        degraded = build_degraded_final(reason, outcome.detail, self.checklist, self.sources)
+        return RunResult(
+            **common,
+            answer=degraded.render(),
+            citations=list(degraded.citations),
+            completed=degraded.completed,
+            missing=degraded.missing,
+            degraded=degraded,
+        )
 
     def count_llm(self, tokens: int | None) -> None:
         """One LLM call made (None: no call was made)."""
