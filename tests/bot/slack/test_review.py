@@ -77,6 +77,38 @@ async def escalated(db, bot: RunningBot, question: str = QUESTION) -> tuple[str,
     return body["event"]["ts"], await review_message(bot), held
 
 
+async def asked_on_the_command_line(
+    db, run_id: str, question: str, *, kind: str, reason: str, level: str, message: str
+) -> None:
+    """A run `parley ask` escalated: no Slack thread, nobody posted it to the reviewers."""
+    now = datetime.now(UTC)
+    async with db.sessions() as session, session.begin():
+        session.add(
+            Run(
+                id=run_id,
+                source="cli",
+                asker="cli:carol",
+                question=question,
+                status="awaiting_review",
+                termination_reason=reason,
+                answer=f"Partial answer — {message}.",
+                created_at=now,
+            )
+        )
+        await session.flush()
+        session.add(
+            EscalationRecord(
+                run_id=run_id,
+                kind=kind,
+                reason=reason,
+                level=level,
+                message=message,
+                draft_answer=f"Partial answer — {message}.",
+                created_at=now,
+            )
+        )
+
+
 async def run_row(db) -> Run:
     async with db.sessions() as session:
         return (await session.scalars(select(Run))).one()
@@ -352,31 +384,15 @@ async def test_an_escalation_nobody_posted_reaches_the_reviewer_channel_by_the_a
     """A run escalated on the command line (no thread, no Slack) is posted once by the timed jobs."""
     llm_server.respond_with(held_then_answered())
     async with running_bot(db, slack_api, llm_server.base_url, review=REVIEW) as bot:
-        async with db.sessions() as session, session.begin():
-            session.add(
-                Run(
-                    id="c" * 32,
-                    source="cli",
-                    asker="cli:carol",
-                    question="Wire 20,000 EUR to ACME",
-                    status="awaiting_review",
-                    termination_reason="policy_violation",
-                    answer="REFUSED",
-                    created_at=datetime.now(UTC),
-                )
-            )
-            await session.flush()
-            session.add(
-                EscalationRecord(
-                    run_id="c" * 32,
-                    kind="policy",
-                    reason="policy_violation",
-                    level="L4",
-                    message="transfers above 10,000 EUR need a second approver",
-                    draft_answer="REFUSED",
-                    created_at=datetime.now(UTC),
-                )
-            )
+        await asked_on_the_command_line(
+            db,
+            "c" * 32,
+            "Wire 20,000 EUR to ACME",
+            kind="policy",
+            reason="policy_violation",
+            level="L4",
+            message="transfers above 10,000 EUR need a second approver",
+        )
         # Two replicas' jobs at the same instant: one message.
         await asyncio.gather(
             Jobs(db, REVIEW, bot.bot.review_board).run_due(), Jobs(db, REVIEW, bot.bot.review_board).run_due()
@@ -444,30 +460,15 @@ async def test_a_command_line_run_retried_from_slack_answers_in_the_reviewer_thr
         scripted({"tool": "calculator", "args": {"expression": "6 * 7"}}, {"final": "6 * 7 = 42 [1]"})
     )
     async with running_bot(db, slack_api, llm_server.base_url, review=REVIEW) as bot:
-        async with db.sessions() as session, session.begin():
-            session.add(
-                Run(
-                    id="d" * 32,
-                    source="cli",
-                    asker="cli:carol",
-                    question="What is 6 times 7?",
-                    status="awaiting_review",
-                    termination_reason="llm_unavailable",
-                    answer="Partial answer — the language model could not be reached.",
-                    created_at=datetime.now(UTC),
-                )
-            )
-            await session.flush()
-            session.add(
-                EscalationRecord(
-                    run_id="d" * 32,
-                    kind="exhausted",
-                    reason="llm_unavailable",
-                    level="L2",
-                    message="the language model could not be reached",
-                    created_at=datetime.now(UTC),
-                )
-            )
+        await asked_on_the_command_line(
+            db,
+            "d" * 32,
+            "What is 6 times 7?",
+            kind="exhausted",
+            reason="llm_unavailable",
+            level="L2",
+            message="the language model could not be reached",
+        )
         await Jobs(db, REVIEW, bot.bot.review_board).run_due()
         message = await review_message(bot)
         await click(bot, RETRY, message, REVIEWER)
