@@ -291,13 +291,7 @@ async def _approve_with_answer(
             "needs the answer the asker gets: --answer TEXT or --answer-file PATH (the draft is in "
             "`parley review list`)"
         )
-    settled = await settle(db, run.id, Decision.APPROVED, actor=actor, final_answer=answer)
-    if not settled.won:
-        return already_decided(settled.escalation)
-    if board is not None:
-        await board.announce_decision(run.id)
-    _print_decision(args, settled.escalation, run, answer=answer)
-    return EXIT_OK
+    return await _decide(db, args, run, actor, Decision.APPROVED, board, answer=answer)
 
 
 def _answer(args: argparse.Namespace) -> str | None:
@@ -325,12 +319,27 @@ def _answer(args: argparse.Namespace) -> str | None:
 async def _reject(
     db: Database, args: argparse.Namespace, run: Run, actor: str, reason: str, board: ReviewBoard | None
 ) -> int:
-    settled = await settle(db, run.id, Decision.REJECTED, actor=actor, reason=reason)
+    return await _decide(db, args, run, actor, Decision.REJECTED, board, reason=reason)
+
+
+async def _decide(
+    db: Database,
+    args: argparse.Namespace,
+    run: Run,
+    actor: str,
+    decision: Decision,
+    board: ReviewBoard | None,
+    *,
+    answer: str | None = None,
+    reason: str | None = None,
+) -> int:
+    """Record the decision (unless someone decided first), show it in Slack when configured, print it."""
+    settled = await settle(db, run.id, decision, actor=actor, final_answer=answer, reason=reason)
     if not settled.won:
         return already_decided(settled.escalation)
     if board is not None:
         await board.announce_decision(run.id)
-    _print_decision(args, settled.escalation, run, reason=reason)
+    _print_decision(args, settled.escalation, run, answer=answer, reason=reason)
     return EXIT_OK
 
 
