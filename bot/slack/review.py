@@ -42,6 +42,7 @@ from bot.slack.review_blocks import (
     answer_modal,
     decision_line,
     expiry,
+    held_decided,
     held_in_full,
     notice,
     reason_modal,
@@ -128,6 +129,8 @@ class ReviewBoard:
         if esc is None or run is None or esc.status == "pending":
             return
         await self.show_decided(esc, run)
+        if esc.kind == "held_action" and esc.status in ("rejected", "expired"):
+            await self._settle_held_notice(esc, run)  # first: the notice below then reads as its follow-up
         if esc.status == "approved" and esc.final_answer is not None:
             await self.tell_thread(run, reviewed_answer(esc.final_answer, esc.decided_by or "?", run.id))
         elif esc.status == "approved":
@@ -136,6 +139,18 @@ class ReviewBoard:
             await self.tell_thread(run, rejection(esc.decision_reason or "", esc.decided_by or "?", run.id))
         elif esc.status == "expired":
             await self.tell_thread(run, expiry(self._config.expire_after_hours, run.id))
+
+    async def _settle_held_notice(self, esc: EscalationRecord, run: Run) -> None:
+        """The thread's "waiting for a reviewer" message no longer waits: it says how it was decided."""
+        if not run.channel_id or not run.reply_ts:
+            return
+        message = held_decided(esc, run.id)
+        try:
+            await self._client.chat_update(
+                channel=run.channel_id, ts=run.reply_ts, text=message.text, blocks=message.blocks
+            )
+        except (SlackApiError, SlackClientError, OSError) as exc:
+            log.warning("could not update the held notice of run %s: %s", run.id, exc)
 
     async def show_decided(self, esc: EscalationRecord, run: Run) -> None:
         if not esc.review_ts or not esc.review_channel:
@@ -230,7 +245,13 @@ class ReviewDesk:
                 self._db, run.id, Decision.APPROVED, actor=actor_of(_clicker(body)), run_status=RunStatus.RUNNING
             )
             if await self._after(decided, body):
-                self._queue.submit(run.id, ask_of(run, esc), resume_by=actor_of(_clicker(body)))
+                in_own_thread = bool(run.channel_id and run.thread_ts)
+                self._queue.submit(
+                    run.id,
+                    ask_of(run, esc),
+                    resume_by=actor_of(_clicker(body)),
+                    reply_ts=run.reply_ts if in_own_thread else None,  # the held notice becomes the answer
+                )
             return
         await self._open(body, answer_modal(run.id, esc.draft_answer or run.answer or ""))
 

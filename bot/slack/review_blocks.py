@@ -100,6 +100,19 @@ def review_message(esc: EscalationRecord, run: Run, permalink: str | None, *, de
     return SlackMessage(text=f"Review needed: {plain(run.question)}", blocks=blocks)
 
 
+def held_decided(esc: EscalationRecord, run_id: str) -> SlackMessage:
+    """The asker's held notice once people decided against it (rejected, expired): nothing held was done."""
+    held = "\n".join(f"• {escape(held_call_text(c['tool'], c['arguments']))}" for c in esc.held_calls)
+    blocks = [
+        header("⏸️ Held action, not done"),
+        *sections(f"*Why it was held*\n{escape(esc.message or esc.reason)}"),
+        *sections(f"*Held (never run)*\n{held}"),
+        *sections(decision_line(esc)),
+        *contexts(f"{'⛔' if esc.status == 'rejected' else '⌛'} {esc.status} · run `{escape(run_id[:12])}`"),
+    ]
+    return SlackMessage(text=f"Held action, not done: {esc.status}", blocks=blocks)
+
+
 def held_in_full(esc: EscalationRecord) -> list[SlackMessage]:
     """Held arguments too long for the review message, in full, in as many thread replies as they need."""
     held = "\n".join(held_call_text(c["tool"], c["arguments"]) for c in esc.held_calls)

@@ -114,16 +114,21 @@ async def run_row(db) -> Run:
         return (await session.scalars(select(Run))).one()
 
 
-async def thread_messages(bot: RunningBot, thread: str, count: int) -> list[dict[str, Any]]:
-    """The bot's messages in the asker's thread once there are `count` and the last one is finished."""
+async def thread_messages(
+    bot: RunningBot, thread: str, count: int, *, showing: str | None = None
+) -> list[dict[str, Any]]:
+    """The bot's messages in the asker's thread once there are `count`, the last one finished (and showing
+    `showing`, for a message that changes in place)."""
     return await bot.slack.wait_for_async(
         lambda: (
             (found := bot.slack.messages_in(CHANNEL, thread))
             and len(found) >= count
             and is_finished(found[-1:])
+            and (showing is None or showing in shown(found[-1]))
             and found
         ),
-        what=f"{count} messages in the asker's thread, the last finished",
+        what=f"{count} messages in the asker's thread, the last finished"
+        + (f" showing {showing!r}" if showing else ""),
     )
 
 
@@ -138,7 +143,7 @@ async def test_policy_hold_approve_runs_the_exact_action_and_the_run_resumes_wit
         thread, message, held = await escalated(db, bot)
         assert tool.calls == []  # held: not executed
         await click(bot, APPROVE, message, REVIEWER)
-        messages = await thread_messages(bot, thread, 2)  # held notice, then the resumed run's answer
+        messages = await thread_messages(bot, thread, 1, showing="The transfer was sent")  # the held notice became it
         await bot.slack.wait_for_async(lambda: "Approved by" in shown(bot.slack.messages_in(REVIEW_CHANNEL)[0]))
 
     assert "⏸️ Waiting for a reviewer" in shown(held)
@@ -192,6 +197,9 @@ async def test_reject_asks_for_a_reason_and_the_thread_gets_it(db, slack_api, ll
         messages = await thread_messages(bot, thread, 2)
 
     assert opened.params["view"]["callback_id"] == REJECT_MODAL
+    held_notice = shown(messages[0])  # no longer "waiting": it says how it was decided
+    assert "Held action, not done" in held_notice and f"Rejected by <@{REVIEWER}>" in held_notice
+    assert "Waiting for a reviewer" not in held_notice
     assert blank.json()["response_action"] == "errors"  # the reason is required
     assert submitted.status_code == 200 and not submitted.content
     assert reason.replace("'", "'") in shown(messages[-1]) and f"<@{REVIEWER}>" in shown(messages[-1])
@@ -236,7 +244,7 @@ async def test_two_reviewers_approving_at_once_record_one_decision(db, slack_api
             click(bot, APPROVE, message, OTHER_REVIEWER),
             click(bot, APPROVE, message, REVIEWER),  # a double click
         )
-        await thread_messages(bot, thread, 2)
+        await thread_messages(bot, thread, 1, showing="The transfer was sent")
         told = await slack_api.wait_for_async(
             lambda: (found := slack_api.calls("chat.postEphemeral")) and len(found) == 2 and found,
             what="the latecomers told who decided",
@@ -318,7 +326,7 @@ async def test_a_restart_between_escalation_and_approval_resumes_in_the_new_proc
         db, slack_api, llm_server.base_url, tools=(tool,), review=REVIEW, policies=POLICIES
     ) as second:
         await click(second, APPROVE, message, REVIEWER)
-        messages = await thread_messages(second, thread, 2)
+        messages = await thread_messages(second, thread, 1, showing="The transfer was sent")
 
     assert tool.calls == [TRANSFER]
     assert "The transfer was sent [1]" in shown(messages[-1])
@@ -347,6 +355,7 @@ async def test_reminder_then_expiry_on_a_controlled_clock_reach_reviewers_and_th
     assert reminder.params["channel"] == REVIEW_CHANNEL and reminder.params["thread_ts"] == message["ts"]
     assert expired["expire"] == 1
     assert "expired" in shown(messages[-1]) and "Nothing held was done" in shown(messages[-1])
+    assert "Held action, not done" in shown(messages[0]) and "Expired at" in shown(messages[0])
     assert "Expired at" in shown(slack_api.messages_in(REVIEW_CHANNEL)[0])
     assert not buttons(slack_api.messages_in(REVIEW_CHANNEL)[0])
     assert (await run_row(db)).status == "expired"
@@ -419,7 +428,7 @@ async def test_an_approval_never_runs_other_arguments_than_those_shown(db, slack
             changed["held"] = [{**changed["held"][0], "arguments": {**TRANSFER, "amount": 150_000}}]
             run.snapshot = changed
         await click(bot, APPROVE, message, REVIEWER)
-        messages = await thread_messages(bot, thread, 2)
+        messages = await thread_messages(bot, thread, 1, showing="could not be run as it was shown")
 
     assert tool.calls == []  # nothing ran
     assert "could not be run as it was shown to the reviewer" in shown(messages[-1])
