@@ -47,7 +47,6 @@ from bot.slack.review_blocks import (
     notice,
     reason_modal,
     rejection,
-    resuming,
     review_message,
     reviewed_answer,
 )
@@ -129,18 +128,16 @@ class ReviewBoard:
         if esc is None or run is None or esc.status == "pending":
             return
         await self.show_decided(esc, run)
-        if esc.kind == "held_action" and esc.status in ("rejected", "expired"):
-            await self._settle_held_notice(esc, run)  # first: the notice below then reads as its follow-up
+        if esc.kind == "held_action":
+            await self.settle_held_notice(esc, run)  # first: what follows below then reads as its sequel
         if esc.status == "approved" and esc.final_answer is not None:
             await self.tell_thread(run, reviewed_answer(esc.final_answer, esc.decided_by or "?", run.id))
-        elif esc.status == "approved":
-            await self.tell_thread(run, resuming(esc.decided_by or "?", run.id))
         elif esc.status == "rejected":
             await self.tell_thread(run, rejection(esc.decision_reason or "", esc.decided_by or "?", run.id))
         elif esc.status == "expired":
             await self.tell_thread(run, expiry(self._config.expire_after_hours, run.id))
 
-    async def _settle_held_notice(self, esc: EscalationRecord, run: Run) -> None:
+    async def settle_held_notice(self, esc: EscalationRecord, run: Run) -> None:
         """The thread's "waiting for a reviewer" message no longer waits: it says how it was decided."""
         if not run.channel_id or not run.reply_ts:
             return
@@ -245,13 +242,10 @@ class ReviewDesk:
                 self._db, run.id, Decision.APPROVED, actor=actor_of(_clicker(body)), run_status=RunStatus.RUNNING
             )
             if await self._after(decided, body):
-                in_own_thread = bool(run.channel_id and run.thread_ts)
-                self._queue.submit(
-                    run.id,
-                    ask_of(run, esc),
-                    resume_by=actor_of(_clicker(body)),
-                    reply_ts=run.reply_ts if in_own_thread else None,  # the held notice becomes the answer
-                )
+                if decided.escalation is not None:
+                    await self.board.settle_held_notice(decided.escalation, run)
+                # A new message below (the asker is notified), which becomes the resumed run's answer.
+                self._queue.submit(run.id, ask_of(run, esc), resume_by=actor_of(_clicker(body)))
             return
         await self._open(body, answer_modal(run.id, esc.draft_answer or run.answer or ""))
 

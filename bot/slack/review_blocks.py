@@ -35,6 +35,7 @@ KIND_TITLE = {
     "policy": "⛔ A policy refused this request",
     "exhausted": "🧯 Parley could not finish this on its own",
 }
+HELD_STATUS = {"approved": "▶️", "rejected": "⛔", "expired": "⌛"}
 DECIDED = {
     "approved": "✅ Approved by {who} at {at}",
     "rejected": "⛔ Rejected by {who} at {at}: {reason}",
@@ -101,16 +102,18 @@ def review_message(esc: EscalationRecord, run: Run, permalink: str | None, *, de
 
 
 def held_decided(esc: EscalationRecord, run_id: str) -> SlackMessage:
-    """The asker's held notice once people decided against it (rejected, expired): nothing held was done."""
+    """The asker's held notice once people decided: approved (it runs now, the answer follows below), or
+    rejected / expired (nothing held was done)."""
     held = "\n".join(f"• {escape(held_call_text(c['tool'], c['arguments']))}" for c in esc.held_calls)
+    approved = esc.status == "approved"
     blocks = [
-        header("⏸️ Held action, not done"),
+        header("▶️ Held action, approved" if approved else "⏸️ Held action, not done"),
         *sections(f"*Why it was held*\n{escape(esc.message or esc.reason)}"),
-        *sections(f"*Held (never run)*\n{held}"),
-        *sections(decision_line(esc)),
-        *contexts(f"{'⛔' if esc.status == 'rejected' else '⌛'} {esc.status} · run `{escape(run_id[:12])}`"),
+        *sections(f"*{'Held, now run as shown' if approved else 'Held (never run)'}*\n{held}"),
+        *sections(decision_line(esc) + (" — the answer follows below." if approved else "")),
+        *contexts(f"{HELD_STATUS.get(esc.status, '')} {esc.status} · run `{escape(run_id[:12])}`"),
     ]
-    return SlackMessage(text=f"Held action, not done: {esc.status}", blocks=blocks)
+    return SlackMessage(text=f"Held action: {esc.status}", blocks=blocks)
 
 
 def held_in_full(esc: EscalationRecord) -> list[SlackMessage]:
@@ -176,11 +179,6 @@ def reviewed_answer(answer: str, reviewer: str, run_id: str) -> SlackMessage:
 def rejection(reason: str, reviewer: str, run_id: str) -> SlackMessage:
     text = f"⛔ A reviewer ({who(reviewer)}) declined this request: {escape(reason)}"
     return notice(text, run_id, "⛔ rejected", escaped=True)
-
-
-def resuming(reviewer: str, run_id: str) -> SlackMessage:
-    text = f"▶️ Approved by {who(reviewer)}: the held action runs now and I continue."
-    return notice(text, run_id, "▶️ approved", escaped=True)
 
 
 def expiry(hours: float, run_id: str) -> SlackMessage:

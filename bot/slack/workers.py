@@ -112,7 +112,7 @@ class RunQueue:
         becomes the progress, then the answer) instead of a new one."""
         # Queued when every worker is busy; `ahead` counts the runs already waiting before this one.
         ahead = self._queue.qsize() if self._busy + self._queue.qsize() >= self._size else None
-        reply = ThreadReply(self._client, ask.channel_id, ask.thread_ts, ts=reply_ts, min_interval_s=self._interval)
+        reply = ThreadReply(self._client, ask.channel_id, ask.thread_ts, min_interval_s=self._interval)
         announced = asyncio.create_task(self._announce(run_id, ask, reply, ahead))
         self._queue.put_nowait(_Job(run_id, ask, reply, announced, resume_by))
 
@@ -124,9 +124,6 @@ class RunQueue:
     async def _announce(self, run_id: str, ask: SlackAsk, reply: ThreadReply, ahead: int | None) -> None:
         working = progress_blocks(ask.question, [], state="working")
         message = working if ahead is None else queued_message(ahead)
-        if reply.ts is not None:  # the run's own message already (a resumed run): it shows the new state
-            await reply.show(message)
-            return
         ts = await reply.post(message)
         if ts is not None:
             try:

@@ -143,7 +143,7 @@ async def test_policy_hold_approve_runs_the_exact_action_and_the_run_resumes_wit
         thread, message, held = await escalated(db, bot)
         assert tool.calls == []  # held: not executed
         await click(bot, APPROVE, message, REVIEWER)
-        messages = await thread_messages(bot, thread, 1, showing="The transfer was sent")  # the held notice became it
+        messages = await thread_messages(bot, thread, 2, showing="The transfer was sent")  # below the held notice
         await bot.slack.wait_for_async(lambda: "Approved by" in shown(bot.slack.messages_in(REVIEW_CHANNEL)[0]))
 
     assert "⏸️ Waiting for a reviewer" in shown(held)
@@ -155,6 +155,9 @@ async def test_policy_hold_approve_runs_the_exact_action_and_the_run_resumes_wit
     assert tool.calls == [TRANSFER]  # exactly what the reviewer saw, once
     final = shown(messages[-1])
     assert "The transfer was sent [1]" in final and "transfer_funds(" in final
+    held_notice = shown(messages[0])  # no longer "waiting": approved, and the answer follows below it
+    assert "Held action, approved" in held_notice and f"Approved by <@{REVIEWER}>" in held_notice
+    assert "Waiting for a reviewer" not in held_notice
     assert "✅ approved · " in final
     run = await run_row(db)
     assert (run.status, run.termination_reason) == ("approved", "answered")
@@ -244,7 +247,7 @@ async def test_two_reviewers_approving_at_once_record_one_decision(db, slack_api
             click(bot, APPROVE, message, OTHER_REVIEWER),
             click(bot, APPROVE, message, REVIEWER),  # a double click
         )
-        await thread_messages(bot, thread, 1, showing="The transfer was sent")
+        await thread_messages(bot, thread, 2, showing="The transfer was sent")
         told = await slack_api.wait_for_async(
             lambda: (found := slack_api.calls("chat.postEphemeral")) and len(found) == 2 and found,
             what="the latecomers told who decided",
@@ -326,7 +329,7 @@ async def test_a_restart_between_escalation_and_approval_resumes_in_the_new_proc
         db, slack_api, llm_server.base_url, tools=(tool,), review=REVIEW, policies=POLICIES
     ) as second:
         await click(second, APPROVE, message, REVIEWER)
-        messages = await thread_messages(second, thread, 1, showing="The transfer was sent")
+        messages = await thread_messages(second, thread, 2, showing="The transfer was sent")
 
     assert tool.calls == [TRANSFER]
     assert "The transfer was sent [1]" in shown(messages[-1])
@@ -428,7 +431,7 @@ async def test_an_approval_never_runs_other_arguments_than_those_shown(db, slack
             changed["held"] = [{**changed["held"][0], "arguments": {**TRANSFER, "amount": 150_000}}]
             run.snapshot = changed
         await click(bot, APPROVE, message, REVIEWER)
-        messages = await thread_messages(bot, thread, 1, showing="could not be run as it was shown")
+        messages = await thread_messages(bot, thread, 2, showing="could not be run as it was shown")
 
     assert tool.calls == []  # nothing ran
     assert "could not be run as it was shown to the reviewer" in shown(messages[-1])
