@@ -17,109 +17,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import platform
 import resource
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from pydantic import BaseModel
+from instant import InstantBrain, Stopwatch, add_tool  # bench/instant.py, beside this script
 
 from agent import (
     Agent,
     AgentConfig,
-    Completion,
-    Decision,
-    DecisionKind,
-    FunctionTool,
     Limits,
     MemoryRecorder,
-    Message,
     RunStatus,
-    ToolCallRequest,
-    ToolSpec,
 )
 
 TARGET_MS_PER_STEP = 2.0
 QUESTION = "Add up a long series of numbers, one step at a time."
-PLAN = json.dumps({"items": [{"description": "Sums computed by the add tool", "tool": "add", "mentions": []}]})
-VERDICT = json.dumps({"satisfied": True, "gaps": [], "next_action": "finalize"})
-
-
-class AddArgs(BaseModel):
-    a: int
-    b: int
-
-
-@dataclass
-class Stopwatch:
-    """Time spent outside the engine (brain and tool code), to subtract from wall time."""
-
-    outside_s: float = 0.0
-    decide_at: list[float] = field(default_factory=list)  # when each decide() was entered, this run
-    outside_at_decide: list[float] = field(default_factory=list)  # outside_s at those moments
-
-    def reset(self) -> None:
-        self.outside_s = 0.0
-        self.decide_at.clear()
-        self.outside_at_decide.clear()
-
-
-class InstantBrain:
-    """A Brain that answers at once: `steps - 1` tool steps with fresh arguments, then a cited final."""
-
-    name = "instant"
-    replayed = False
-
-    def __init__(self, steps: int, watch: Stopwatch) -> None:
-        self._steps = steps
-        self._watch = watch
-        self._step = 0
-
-    def start_run(self) -> None:
-        self._step = 0
-
-    async def decide(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Decision:
-        started = time.perf_counter()
-        self._watch.decide_at.append(started)
-        self._watch.outside_at_decide.append(self._watch.outside_s)
-        self._step += 1
-        if self._step >= self._steps:
-            decision = Decision(DecisionKind.FINAL, text="The first sum is 2 [1].")
-        else:
-            # Fresh arguments every step: neither the repeat nor the alternation brake may fire.
-            arguments = {"a": self._step, "b": 1}
-            call = ToolCallRequest(f"call_{self._step}", "add", arguments, json.dumps(arguments))
-            decision = Decision(DecisionKind.TOOL_CALLS, thought=f"add step {self._step}", tool_calls=(call,))
-        self._watch.outside_s += time.perf_counter() - started
-        return decision
-
-    async def complete(self, messages: Sequence[Message], *, purpose: str) -> Completion:
-        started = time.perf_counter()
-        completion = Completion(text=PLAN if purpose == "plan" else VERDICT)
-        self._watch.outside_s += time.perf_counter() - started
-        return completion
-
-    async def aclose(self) -> None:
-        return None
-
-
-def add_tool(watch: Stopwatch, payload_kb: int) -> FunctionTool:
-    # Real tools return kilobytes of JSON; the engine serialises, cuts and searches it every step.
-    rows = [{"id": i, "note": f"row {i} of the payload, " + "x" * 70} for i in range(payload_kb * 1024 // 100)]
-
-    async def add(args: AddArgs) -> dict[str, Any]:
-        started = time.perf_counter()
-        result: dict[str, Any] = {"a": args.a, "b": args.b, "sum": args.a + args.b}
-        if rows:
-            result["rows"] = rows
-        watch.outside_s += time.perf_counter() - started
-        return result
-
-    return FunctionTool("add", "Adds two integers.", AddArgs, add)
 
 
 @dataclass

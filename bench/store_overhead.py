@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import platform
 import subprocess
 import tempfile
@@ -30,26 +29,18 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import asyncpg
-from pydantic import BaseModel
+from instant import InstantBrain, Stopwatch, add_tool  # bench/instant.py, beside this script
 from sqlalchemy import func, select
 
 from agent import (
     Agent,
     AgentConfig,
-    Completion,
-    Decision,
-    DecisionKind,
-    FunctionTool,
     Limits,
     MemoryRecorder,
-    Message,
     Recorder,
     RunStatus,
-    ToolCallRequest,
-    ToolSpec,
     TraceEvent,
 )
 from bot.store import Database, RunOrigin, StoreRecorder, connect
@@ -58,77 +49,7 @@ from bot.store.models import Run, Step, ToolCallRecord
 
 TARGET_MS_PER_STEP = 5.0
 QUESTION = "Add up a series of numbers, one step at a time."
-PLAN = json.dumps({"items": [{"description": "Sums computed by the add tool", "tool": "add", "mentions": []}]})
-VERDICT = json.dumps({"satisfied": True, "gaps": [], "next_action": "finalize"})
 MODES = ("memory", "postgresql", "sqlite")
-
-
-class AddArgs(BaseModel):
-    a: int
-    b: int
-
-
-@dataclass
-class Stopwatch:
-    """Time spent in the brain's and the tool's own code, and when each `decide` began (this run)."""
-
-    outside_s: float = 0.0
-    decide_at: list[float] = field(default_factory=list)
-    outside_at_decide: list[float] = field(default_factory=list)
-
-    def reset(self) -> None:
-        self.outside_s = 0.0
-        self.decide_at.clear()
-        self.outside_at_decide.clear()
-
-
-class InstantBrain:
-    """A `Brain` that answers at once: `steps - 1` tool steps whose arguments alternate, then a cited final."""
-
-    name = "instant"
-    replayed = False
-
-    def __init__(self, steps: int, watch: Stopwatch) -> None:
-        self._steps = steps
-        self._watch = watch
-        self._step = 0
-
-    def start_run(self) -> None:
-        self._step = 0
-
-    async def decide(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Decision:
-        started = time.perf_counter()
-        self._watch.decide_at.append(started)
-        self._watch.outside_at_decide.append(self._watch.outside_s)
-        self._step += 1
-        if self._step >= self._steps:
-            decision = Decision(DecisionKind.FINAL, text="The first sum is 2 [1].")
-        else:
-            # New arguments every step (a, b alternate in role): no repeat or alternation brake fires.
-            arguments = {"a": self._step, "b": 1} if self._step % 2 else {"a": 1, "b": self._step}
-            call = ToolCallRequest(f"call_{self._step}", "add", arguments, json.dumps(arguments))
-            decision = Decision(DecisionKind.TOOL_CALLS, thought=f"add step {self._step}", tool_calls=(call,))
-        self._watch.outside_s += time.perf_counter() - started
-        return decision
-
-    async def complete(self, messages: Sequence[Message], *, purpose: str) -> Completion:
-        started = time.perf_counter()
-        completion = Completion(text=PLAN if purpose == "plan" else VERDICT)
-        self._watch.outside_s += time.perf_counter() - started
-        return completion
-
-    async def aclose(self) -> None:
-        return None
-
-
-def add_tool(watch: Stopwatch) -> FunctionTool:
-    async def add(args: AddArgs) -> dict[str, Any]:
-        started = time.perf_counter()
-        result = {"a": args.a, "b": args.b, "sum": args.a + args.b}
-        watch.outside_s += time.perf_counter() - started
-        return result
-
-    return FunctionTool("add", "Adds two integers.", AddArgs, add)
 
 
 @dataclass
