@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
-import json
 import platform
 import subprocess
 import time
@@ -36,22 +35,12 @@ from bot.store import Database, connect
 from bot.store.migrate import upgrade
 from bot.store.models import Run
 from bot.store.queries import RunFilter, encode_cursor, list_runs, list_statement, resolve_run_id
+from tests.bot.history.run_fill import TERMINATION_REASON, fill_statement
 
 TARGET_MS = 50.0
 PAGE = 50
 CHUNK = 250_000
 DIALECT = asyncpg_dialect.dialect()
-SHAPE = """
-WITH drawn AS (
-    SELECT g, random() AS r, random() AS r2, random() AS r3, random() AS r4, random() AS r5
-    FROM generate_series({first}, {last}) AS g
-), shaped AS (
-    SELECT *,
-        CASE WHEN r < 0.70 THEN 'solved' WHEN r < 0.90 THEN 'degraded' WHEN r < 0.93 THEN 'refused'
-             WHEN r < 0.95 THEN 'awaiting_review' WHEN r < 0.96 THEN 'approved' WHEN r < 0.97 THEN 'rejected'
-             WHEN r < 0.98 THEN 'expired' WHEN r < 0.99 THEN 'running' ELSE 'queued' END AS status
-    FROM drawn
-)"""
 COLUMNS = {
     "id": "md5('bench' || g)",
     "source": "CASE WHEN r3 < 0.05 THEN 'cli' ELSE 'slack' END",
@@ -62,12 +51,7 @@ COLUMNS = {
     "asker": "CASE WHEN r3 < 0.05 THEN 'cli:ops' ELSE 'U' || lpad(floor(500 * r3 * r3)::int::text, 4, '0') END",
     "question": "'What happened with ticket ' || g || '? ' || repeat('some context ', (r4 * 12)::int)",
     "status": "status",
-    "termination_reason": """CASE status
-        WHEN 'solved' THEN 'answered'
-        WHEN 'degraded' THEN (ARRAY['gave_up', 'max_steps', 'repeat_same_call', 'repeat_same_error', 'no_progress',
-            'all_tools_failed', 'llm_unavailable', 'run_timeout', 'critique_spin'])[1 + floor(r2 * 9)::int]
-        WHEN 'running' THEN NULL WHEN 'queued' THEN NULL
-        ELSE 'policy_violation' END""",
+    "termination_reason": TERMINATION_REASON,
     "answer": "CASE WHEN status IN ('running', 'queued') THEN NULL "
     "ELSE repeat('an answer [1] ', 10 + (r4 * 40)::int) END",
     "citations": """'[{"marker": "[1]", "tool": "knowledge_lookup", "step": 1, "tool_call_id": "call_1"}]'""",
@@ -81,20 +65,6 @@ COLUMNS = {
     "finished_at": "CASE WHEN status IN ('running', 'queued') THEN NULL ELSE now() - r5 * interval '730 days' END",
     "duration_ms": "(r2 * 30000)::int",
 }
-
-
-def fill_statement(first: int, last: int) -> str:
-    """INSERT … SELECT of rows first..last; columns not named above get their model default."""
-    values = dict(COLUMNS)
-    for column in Run.__table__.columns:
-        if column.name in values or column.nullable:
-            continue
-        if column.default is None:
-            raise SystemExit(f"runs.{column.name} is NOT NULL without a default: add it to COLUMNS")
-        default = column.default.arg(None) if column.default.is_callable else column.default.arg
-        values[column.name] = f"'{json.dumps(default)}'" if isinstance(default, list | dict) else repr(default)
-    shape = SHAPE.format(first=first, last=last)
-    return f"{shape}\nINSERT INTO runs ({', '.join(values)})\nSELECT {', '.join(values.values())} FROM shaped"
 
 
 @dataclass(frozen=True)
@@ -153,7 +123,7 @@ async def fill(dsn: str, runs: int) -> float:
         await connection.execute("SELECT setseed(0.42)")
         for first in range(1, runs + 1, CHUNK):
             last = min(first + CHUNK - 1, runs)
-            await connection.execute(fill_statement(first, last))
+            await connection.execute(fill_statement(COLUMNS, first, last))
             print(f"  filled {last:,} runs ({time.perf_counter() - started:.0f} s)", flush=True)
         await connection.execute("VACUUM ANALYZE runs")
     finally:

@@ -28,6 +28,7 @@ from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
 from bot.store import connect
 from bot.store.models import Run
 from bot.store.queries import RunFilter, encode_cursor, list_statement, resolve_run_id
+from tests.bot.history.run_fill import TERMINATION_REASON, fill_statement
 from tests.bot.history.stores import SessionStores
 
 RUNS = 50_000
@@ -36,17 +37,6 @@ MARK = "plan-fill"  # the brain column of the filled rows: how teardown finds th
 DIALECT = asyncpg_dialect.dialect()
 # Six months of runs. 70 % solved, 20 % degraded (nine reasons), the rest refused and the review states,
 # 2 % still running or queued; 200 Slack askers, a few of them asking most (quadratic skew), and the CLI.
-DRAWN = f"""
-WITH drawn AS (
-    SELECT g, random() AS r, random() AS r2, random() AS r3, random() AS r4, random() AS r5
-    FROM generate_series(1, {RUNS}) AS g
-), shaped AS (
-    SELECT *,
-        CASE WHEN r < 0.70 THEN 'solved' WHEN r < 0.90 THEN 'degraded' WHEN r < 0.93 THEN 'refused'
-             WHEN r < 0.95 THEN 'awaiting_review' WHEN r < 0.96 THEN 'approved' WHEN r < 0.97 THEN 'rejected'
-             WHEN r < 0.98 THEN 'expired' WHEN r < 0.99 THEN 'running' ELSE 'queued' END AS status
-    FROM drawn
-)"""
 COLUMNS = {
     "id": f"md5('{MARK}' || g)",
     "source": "CASE WHEN r3 < 0.05 THEN 'cli' ELSE 'slack' END",
@@ -55,12 +45,7 @@ COLUMNS = {
     "asker": "CASE WHEN r3 < 0.05 THEN 'cli:ops' ELSE 'U' || lpad(floor(200 * r3 * r3)::int::text, 4, '0') END",
     "question": "'How did question ' || g || ' go? ' || repeat('context ', (r4 * 20)::int)",
     "status": "status",
-    "termination_reason": """CASE status
-        WHEN 'solved' THEN 'answered'
-        WHEN 'degraded' THEN (ARRAY['gave_up', 'max_steps', 'repeat_same_call', 'repeat_same_error', 'no_progress',
-            'all_tools_failed', 'llm_unavailable', 'run_timeout', 'critique_spin'])[1 + floor(r2 * 9)::int]
-        WHEN 'running' THEN NULL WHEN 'queued' THEN NULL
-        ELSE 'policy_violation' END""",
+    "termination_reason": TERMINATION_REASON,
     "answer": "repeat('answer ', 20 + (r4 * 80)::int)",
     "steps": "1 + (r2 * 6)::int",
     "llm_calls": "2 + (r2 * 8)::int",
@@ -69,18 +54,6 @@ COLUMNS = {
     "created_at": "now() - r5 * interval '180 days' - g * interval '1 millisecond'",
     "duration_ms": "(r2 * 30000)::int",
 }
-
-
-def fill_statement() -> str:
-    """INSERT … SELECT of RUNS rows; columns not named above get their model default, whatever the model has."""
-    values = dict(COLUMNS)
-    for column in Run.__table__.columns:
-        if column.name in values or column.nullable:
-            continue
-        assert column.default is not None, f"runs.{column.name} is NOT NULL without a default: fill it above"
-        default = column.default.arg(None) if column.default.is_callable else column.default.arg
-        values[column.name] = f"'{json.dumps(default)}'" if isinstance(default, list | dict) else repr(default)
-    return f"{DRAWN}\nINSERT INTO runs ({', '.join(values)})\nSELECT {', '.join(values.values())} FROM shaped"
 
 
 @dataclass(frozen=True)
@@ -123,7 +96,7 @@ async def _fill_and_explain(dsn: str) -> Plans:
     connection = await asyncpg.connect(dsn)
     try:
         await connection.execute("SELECT setseed(0.42)")
-        await connection.execute(fill_statement())
+        await connection.execute(fill_statement(COLUMNS, 1, RUNS))
         await connection.execute("ANALYZE runs")
         try:
             plans: Plans = {}
