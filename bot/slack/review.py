@@ -103,24 +103,17 @@ class ReviewBoard:
         if not await claim_review_message(self._db, esc.id, self.channel):
             return  # another worker or replica is posting it
         message = review_message(esc, run, await self._permalink(run))
-        try:
-            response = await self._client.chat_postMessage(
-                channel=self.channel, text=message.text, blocks=message.blocks
-            )
-        except (SlackApiError, SlackClientError, OSError) as exc:
-            log.error("could not post run %s to the reviewer channel %s: %s", run_id, self.channel, exc)
+        what = f"post run {run_id} to the reviewer channel {self.channel}"
+        response = await self._send(message, what, level=logging.ERROR, channel=self.channel)
+        if response is None:
             await release_review_message(self._db, esc.id)  # the `announce` job tries again
             return
         # Slack answers with the channel's id: kept for updates even when the setting names the channel.
         channel = response.get("channel") or self.channel
         await set_review_message(self._db, esc.id, channel, response["ts"])
         for part in held_in_full(esc):
-            try:
-                await self._client.chat_postMessage(
-                    channel=channel, thread_ts=response["ts"], text=part.text, blocks=part.blocks
-                )
-            except (SlackApiError, SlackClientError, OSError) as exc:
-                log.error("could not post the held arguments of run %s in full: %s", run_id, exc)
+            what = f"post the held arguments of run {run_id} in full"
+            await self._send(part, what, level=logging.ERROR, channel=channel, thread_ts=response["ts"])
 
     async def announce_decision(self, run_id: str) -> None:
         """The decision taken on the run's escalation, shown: reviewer message updated, the thread told."""
@@ -141,34 +134,33 @@ class ReviewBoard:
         """The thread's "waiting for a reviewer" message no longer waits: it says how it was decided."""
         if not run.channel_id or not run.reply_ts:
             return
-        message = held_decided(esc, run.id)
-        try:
-            await self._client.chat_update(
-                channel=run.channel_id, ts=run.reply_ts, text=message.text, blocks=message.blocks
-            )
-        except (SlackApiError, SlackClientError, OSError) as exc:
-            log.warning("could not update the held notice of run %s: %s", run.id, exc)
+        what = f"update the held notice of run {run.id}"
+        await self._send(held_decided(esc, run.id), what, channel=run.channel_id, ts=run.reply_ts)
 
     async def show_decided(self, esc: EscalationRecord, run: Run) -> None:
         if not esc.review_ts or not esc.review_channel:
             return
         message = review_message(esc, run, await self._permalink(run), decided=True)
-        try:
-            await self._client.chat_update(
-                channel=esc.review_channel, ts=esc.review_ts, text=message.text, blocks=message.blocks
-            )
-        except (SlackApiError, SlackClientError, OSError) as exc:
-            log.warning("could not update the review message of run %s: %s", run.id, exc)
+        what = f"update the review message of run {run.id}"
+        await self._send(message, what, channel=esc.review_channel, ts=esc.review_ts)
 
     async def tell_thread(self, run: Run, message: SlackMessage) -> None:
         if not run.channel_id or not run.thread_ts:
             return  # asked on the command line: no thread to tell
+        await self._send(message, f"tell the thread of run {run.id}", channel=run.channel_id, thread_ts=run.thread_ts)
+
+    async def _send(
+        self, message: SlackMessage, what: str, *, level: int = logging.WARNING, ts: str | None = None, **where: str
+    ) -> Any:
+        """Post `message` (or update message `ts`) where `where` says; Slack's answer, or None, logged, when
+        Slack refused or could not be reached (a lost message never undoes a decision)."""
         try:
-            await self._client.chat_postMessage(
-                channel=run.channel_id, thread_ts=run.thread_ts, text=message.text, blocks=message.blocks
-            )
+            if ts is None:
+                return await self._client.chat_postMessage(text=message.text, blocks=message.blocks, **where)
+            return await self._client.chat_update(ts=ts, text=message.text, blocks=message.blocks, **where)
         except (SlackApiError, SlackClientError, OSError) as exc:
-            log.warning("could not tell the thread of run %s: %s", run.id, exc)
+            log.log(level, "could not %s: %s", what, exc)
+            return None
 
     async def _permalink(self, run: Run) -> str | None:
         if not run.channel_id or not (run.trigger_ts or run.thread_ts):
