@@ -16,7 +16,6 @@ import re
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -35,6 +34,7 @@ from bot.review.config import ReviewConfig
 from bot.settings import Settings
 from bot.slack.app import HEALTH_PATH
 from tests.fakes.llm_server import FakeLLMServer
+from tests.serving import free_port, server_process, terminate
 
 REPO = Path(__file__).resolve().parents[1]
 DOCKERFILE = REPO / "Dockerfile"
@@ -144,12 +144,6 @@ def settings_variables() -> set[str]:
         alias = info.validation_alias
         names.add(alias if isinstance(alias, str) else f"{prefix}{name}".upper())
     return names
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 # --- static checks: fast, no venv -------------------------------------------------------------------------
@@ -385,9 +379,7 @@ def test_the_image_command_passes_its_own_healthcheck_and_stops_on_sigterm(image
             NO_PROXY="127.0.0.1,localhost",
         )
         stderr = tmp_path / "serve.stderr"
-        with stderr.open("wb") as err:
-            server = subprocess.Popen(start, cwd=image.workdir, env=env, stdout=subprocess.DEVNULL, stderr=err)
-        try:
+        with server_process(start, env=env, cwd=image.workdir, stderr=stderr) as server:
             # The check as Docker runs it, in the container's environment; a proxy must not catch it.
             check_env = env | {"http_proxy": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9"}
             check_env.pop("NO_PROXY")
@@ -416,12 +408,7 @@ def test_the_image_command_passes_its_own_healthcheck_and_stops_on_sigterm(image
             # The same check against a port nobody serves fails: it measures something.
             assert healthcheck(check_env | {"PORT": str(free_port())}).returncode != 0
 
-            server.send_signal(signal.SIGTERM)
-            server.wait(timeout=STOP_S)
-        finally:
-            if server.poll() is None:
-                server.kill()
-                server.wait()
+            terminate(server, STOP_S)
     errors = stderr.read_text(encoding="utf-8")
     # uvicorn finishes its shutdown, then re-raises the SIGTERM it caught (as PID 1 in a container: exit 0).
     assert server.returncode in (0, -signal.SIGTERM), errors

@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.slack_events import CHANNEL, SIGNING_SECRET, app_mention, post_event
 from tests.fakes.slack_workspace import BOT_TOKEN
+from tests.serving import free_port, server_process, terminate
 
 REPO = Path(__file__).resolve().parents[3]
 PARLEY = Path(sys.executable).with_name("parley")
@@ -37,12 +37,6 @@ limits: {retry_backoff_base_s: 0.01, retry_backoff_max_s: 0.05, llm_max_retries:
 tools:
   - builtin: calculator
 """
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def environment(home: Path, **settings: str) -> dict[str, str]:
@@ -139,9 +133,7 @@ def test_serve_answers_health_and_a_signed_mention_then_stops_cleanly_on_sigterm
     )
     stdout, stderr = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
     command = [str(PARLEY), "serve", "--port", str(port), "--host", "127.0.0.1", "--config", str(config)]
-    with stdout.open("wb") as out, stderr.open("wb") as err:
-        server = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=out, stderr=err)
-    try:
+    with server_process(command, env=env, cwd=tmp_path, stderr=stderr, stdout=stdout) as server:
         health = wait_until_healthy(f"http://127.0.0.1:{port}/healthz", server, stderr)
         assert health.json()["database"] == "ok" and health.json()["llm"] == "ok", health.json()
 
@@ -156,12 +148,7 @@ def test_serve_answers_health_and_a_signed_mention_then_stops_cleanly_on_sigterm
         )
         assert "564 [1]" in shown(answer) and "✅ solved" in shown(answer)
 
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=STOP_S)
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
+        terminate(server, STOP_S)
 
     errors = stderr.read_text(encoding="utf-8")
     assert server.returncode in (0, -signal.SIGTERM), errors

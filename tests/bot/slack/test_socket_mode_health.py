@@ -14,7 +14,6 @@ import contextlib
 import inspect
 import json
 import logging
-import signal
 import subprocess
 import sys
 import time
@@ -33,11 +32,12 @@ from bot.slack.app import HEALTH_PATH, SlackBot
 from bot.slack.serving import FIRST_RETRY_S, serve_socket_mode
 from tests.bot.slack.harness import UPDATE_INTERVAL_S, agent_for, calculation
 from tests.bot.slack.seen import is_finished, shown
-from tests.bot.slack.test_serve_process import PARLEY, STOP_S, environment, free_port, wait_until_healthy
+from tests.bot.slack.test_serve_process import PARLEY, STOP_S, environment, wait_until_healthy
 from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.slack_events import CHANNEL, SIGNING_SECRET, app_mention, post_event
 from tests.fakes.slack_workspace import BOT_TOKEN
+from tests.serving import free_port, server_process, terminate
 from tests.test_dockerfile import RUNTIME, health_check
 
 APP_TOKEN = "xapp-1-A0PARLEY-1-fake"
@@ -73,9 +73,7 @@ def test_socket_mode_serve_answers_health_retries_slack_and_stops_cleanly_on_sig
     )
     stderr = tmp_path / "stderr.txt"
     command = [str(PARLEY), "serve", "--host", "127.0.0.1"]
-    with stderr.open("wb") as err:
-        server = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=err)
-    try:
+    with server_process(command, env=env, cwd=tmp_path, stderr=stderr) as server:
         health = wait_until_healthy(f"http://127.0.0.1:{port}{HEALTH_PATH}", server, stderr)
         report = health.json()
         assert report["database"] == "ok" and report["llm"] == "ok", report
@@ -99,12 +97,7 @@ def test_socket_mode_serve_answers_health_retries_slack_and_stops_cleanly_on_sig
         response = post_event(f"http://127.0.0.1:{port}/slack/events", app_mention("Hello?"), SIGNING_SECRET)
         assert response.status_code == 404
 
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=STOP_S)
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
+        terminate(server, STOP_S)
 
     errors = stderr.read_text(encoding="utf-8")
     assert server.returncode == 0, errors

@@ -1,0 +1,40 @@
+"""`parley serve` (or any server) as a child process of a test: a free loopback port, started with its
+output in files, stopped by SIGTERM as an orchestrator would, and killed whatever happens in the test."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import socket
+import subprocess
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def server_process(
+    command: Sequence[str], *, env: Mapping[str, str], cwd: Path, stderr: Path, stdout: Path | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """The running process; on the way out it is killed if the test left it running (a failed assertion)."""
+    with contextlib.ExitStack() as files:
+        err = files.enter_context(stderr.open("wb"))
+        out = files.enter_context(stdout.open("wb")) if stdout else subprocess.DEVNULL
+        server = subprocess.Popen(list(command), env=dict(env), cwd=cwd, stdout=out, stderr=err)
+    try:
+        yield server
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
+def terminate(server: subprocess.Popen[bytes], timeout_s: float) -> None:
+    """SIGTERM, as a container runtime stops it, and wait for the exit."""
+    server.send_signal(signal.SIGTERM)
+    server.wait(timeout=timeout_s)
