@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
-import pytest
 
 from agent import Agent, HttpToolEntry, OpenAIBrain, RunResult, RunStatus, build_tools
 from agent.brains.chat import ChatCompletionsClient
@@ -47,18 +45,6 @@ def account_tool(base_url: str) -> HttpToolEntry:
             "http": {"url": base_url + "/v1/accounts/{id}", "headers": {"Authorization": "Bearer ${SECRET_TOKEN}"}},
         }
     )
-
-
-@pytest.fixture
-def http_api() -> Iterator[FakeHttpApi]:
-    with FakeHttpApi() as server:
-        yield server
-
-
-@pytest.fixture
-async def http_client() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(trust_env=False) as client:
-        yield client
 
 
 async def run_with_secrets(
