@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import pytest
 
-from agent import Agent, RunStarted, RunStatus, ToolSpec
+from agent import Agent, RunResult, RunStarted, RunStatus, ToolSpec
 from bot.store import Database, StoreRecorder, check_reachable, connect
 from bot.store.queries import load_trace
 from tests.agent.toolbox import ScriptedTool, make_agent, replay, weather_lookup
@@ -71,9 +71,9 @@ def two_cities() -> tuple[Agent, GatedTool]:
     return agent, weather
 
 
-async def test_recorder_losing_the_database_mid_run_still_answers_and_keeps_what_was_written(
-    pg_name: str, postgres_db: Database, caplog: pytest.LogCaptureFixture
-) -> None:
+async def run_while_the_database_goes(pg_name: str, go: Callable[[TcpProxy], Awaitable[None]]) -> tuple[RunResult, int]:
+    """Seed 000's two cities recorded through a TCP proxy; `go` takes the database away while the Beijing
+    call waits at its gate. The run's result, and how many connections reached the proxy."""
     agent, weather = two_cities()
     async with TcpProxy(PG_PORT) as proxy:
         through_proxy = connect(f"postgresql://postgres@127.0.0.1:{proxy.port}/{pg_name}")
@@ -81,12 +81,23 @@ async def test_recorder_losing_the_database_mid_run_still_answers_and_keeps_what
         try:
             run = asyncio.create_task(agent.run(TWO_CITIES, recorder=recorder))
             await asyncio.wait_for(weather.started.wait(), DEADLINE_S)
-            await proxy.close()  # every connection dropped, new ones refused
+            await go(proxy)
             weather.gate.set()
             result = await asyncio.wait_for(run, DEADLINE_S)
         finally:
+            await proxy.close()
             await asyncio.wait_for(through_proxy.aclose(), DEADLINE_S)
-        assert proxy.connections_made >= 1
+        return result, proxy.connections_made
+
+
+async def test_recorder_losing_the_database_mid_run_still_answers_and_keeps_what_was_written(
+    pg_name: str, postgres_db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def drop(proxy: TcpProxy) -> None:
+        await proxy.close()  # every connection dropped, new ones refused
+
+    result, connections_made = await run_while_the_database_goes(pg_name, drop)
+    assert connections_made >= 1
 
     assert (result.status, result.answer) == (RunStatus.SOLVED, GOOD_FINAL)  # the user gets the answer
     failures = recording_failures(caplog)
@@ -104,19 +115,10 @@ async def test_recorder_losing_the_database_mid_run_still_answers_and_keeps_what
 async def test_recorder_with_a_database_that_stops_answering_still_answers(
     pg_name: str, postgres_db: Database, caplog: pytest.LogCaptureFixture
 ) -> None:
-    agent, weather = two_cities()
-    async with TcpProxy(PG_PORT) as proxy:
-        through_proxy = connect(f"postgresql://postgres@127.0.0.1:{proxy.port}/{pg_name}")
-        recorder = StoreRecorder(through_proxy, CLI, write_timeout_s=WRITE_TIMEOUT_S)
-        try:
-            run = asyncio.create_task(agent.run(TWO_CITIES, recorder=recorder))
-            await asyncio.wait_for(weather.started.wait(), DEADLINE_S)
-            proxy.freeze()  # connections stay open, nothing comes back: a write waits for its timeout
-            weather.gate.set()
-            result = await asyncio.wait_for(run, DEADLINE_S)
-        finally:
-            await proxy.close()
-            await asyncio.wait_for(through_proxy.aclose(), DEADLINE_S)
+    async def freeze(proxy: TcpProxy) -> None:
+        proxy.freeze()  # connections stay open, nothing comes back: a write waits for its timeout
+
+    result, _ = await run_while_the_database_goes(pg_name, freeze)
 
     assert (result.status, result.answer) == (RunStatus.SOLVED, GOOD_FINAL)
     failures = recording_failures(caplog)
