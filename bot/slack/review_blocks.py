@@ -12,6 +12,7 @@ from typing import Any
 
 from bot.render import shorten
 from bot.slack.blocks import SlackMessage, contexts, escape, header, held_call_text, sections, split_text
+from bot.slack.history import person
 from bot.store.models import EscalationRecord, Run
 
 APPROVE = "parley_review_approve"
@@ -45,11 +46,8 @@ DECIDED = {
 
 
 def who(actor: str | None) -> str:
-    """An actor as people read it: a Slack user as a mention, anyone else (`cli:carol`) as escaped text."""
-    actor = actor or "?"
-    if actor.startswith("slack:"):
-        return f"<@{escape(actor.removeprefix('slack:'))}>"
-    return escape(actor)
+    """A decider as people read it: `slack:U…` as a mention, anyone else (`cli:carol`) as inert text."""
+    return person((actor or "?").removeprefix("slack:"))
 
 
 def _when(at: datetime | None) -> str:
@@ -65,7 +63,7 @@ def review_message(esc: EscalationRecord, run: Run, permalink: str | None, *, de
     """
     more = f"`/parley show {escape(run.id[:12])}`"
     blocks: list[dict[str, Any]] = [header(KIND_TITLE.get(esc.kind, KIND_TITLE["exhausted"]))]
-    asked = f"*Question* from {who(run.asker if ':' in run.asker else 'slack:' + run.asker)}"
+    asked = f"*Question* from {person(run.asker)}"
     asked += f" · <{permalink}|thread>" if permalink else ""
     blocks += sections(f"{asked}\n{_within(run.question, QUESTION_CHARS, more)}")
     blocks += sections(f"*Why*\n{escape(esc.message or esc.reason)} (`{escape(esc.reason)}`, {escape(esc.level)})")
