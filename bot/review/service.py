@@ -44,10 +44,6 @@ class Settled:
     escalation: EscalationRecord | None
     run: Run | None
 
-    @property
-    def decided_by(self) -> str | None:
-        return self.escalation.decided_by if self.escalation else None
-
 
 async def current_escalation(db: Database, run_id: str) -> tuple[EscalationRecord | None, Run | None]:
     """The run's newest escalation (pending or decided) and the run."""

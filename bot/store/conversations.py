@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from agent import Exchange, RunStatus, TerminationReason
@@ -204,16 +204,3 @@ async def load_run(db: Database, run_id: str) -> Run | None:
 async def set_reply_ts(db: Database, run_id: str, reply_ts: str) -> None:
     async with db.sessions() as session, session.begin():
         await session.execute(update(Run).where(Run.id == run_id).values(reply_ts=reply_ts))
-
-
-async def queued_ahead(db: Database, run: Run) -> int:
-    """How many runs were queued before this one and have not started."""
-    async with db.sessions() as session:
-        return int(
-            await session.scalar(
-                select(func.count())
-                .select_from(Run)
-                .where(Run.status == RunStatus.QUEUED.value, Run.created_at < run.created_at)
-            )
-            or 0
-        )
