@@ -130,10 +130,15 @@ class SlackBot:
         self.app.event(re.compile(".*"))(self._on_other_event)  # acknowledged, nothing to do
 
     async def start(self) -> None:
+        """Workers, reviewer group, timed jobs; then start-up's objects are frozen for the collector."""
         self.queue.start()
         self._in_background(self.reviewers.warm())
         if self.jobs is not None:
             self.jobs.start()
+        # The ~200k objects of start-up (bolt, SQLAlchemy, pydantic) never die; frozen, the collector
+        # stops re-walking them on every full pass (70-120 ms each, which stalled Slack's acks).
+        gc.collect()
+        gc.freeze()
 
     async def stop(self) -> None:
         if self.jobs is not None:
@@ -224,10 +229,6 @@ class SlackBot:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 await self.start()
-                # The ~200k objects of start-up (bolt, SQLAlchemy, pydantic) never die; frozen, the collector
-                # stops re-walking them on every full pass (70-120 ms each, which stalled Slack's acks).
-                gc.collect()
-                gc.freeze()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.stop()

@@ -7,7 +7,6 @@ port as HTTP mode, so one health check (the image's HEALTHCHECK, an orchestrator
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import logging
 import signal
@@ -57,9 +56,6 @@ async def serve_socket_mode(
     """
     await bot.start()
     try:
-        # As the HTTP lifespan does: start-up's objects frozen, so full collections do not stall the acks.
-        gc.collect()
-        gc.freeze()
         link = SocketModeLink(bot, app_token, first_retry_s=first_retry_s, max_retry_s=max_retry_s)
         try:
             interrupted = await _serve_with_health(link, HealthSite(bot, link), host=host, port=port)
