@@ -34,7 +34,7 @@ from bot.slack.review import ReviewBoard, ReviewDesk
 from bot.slack.workers import RunQueue
 from bot.store import Database, DatabaseUnavailable, check_reachable
 from bot.store.conversations import SlackAsk, enqueue, thread_is_ours
-from bot.store.database import BUSY_PATIENCE_S, patiently
+from bot.store.database import patiently
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,6 @@ EVENTS_PATH = "/slack/events"
 HEALTH_PATH = "/healthz"
 STORE_DOWN_AT_INTAKE = "I could not take your question: my database is unavailable. Please ask again in a minute."
 SLACK_RETRIES = 3
-INTAKE_PATIENCE_S = BUSY_PATIENCE_S  # a burst may hold every pooled connection for a while
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -186,7 +185,7 @@ class SlackBot:
         Slack was already answered (bolt acks before the listener runs), so waiting here costs nobody the
         3-second rule; only a database that cannot be reached is reported as down.
         """
-        return await patiently(lambda: enqueue(self._db, ask), patience_s=INTAKE_PATIENCE_S)
+        return await patiently(lambda: enqueue(self._db, ask))
 
     async def _on_other_event(self, body: dict[str, Any]) -> None:
         event = body.get("event") if isinstance(body, dict) else None
