@@ -34,69 +34,55 @@ class SlackAsk:
 
 async def enqueue(db: Database, ask: SlackAsk) -> str | None:
     """Record the question as a queued run; None when this message already has a run (a redelivery)."""
-    run_id = uuid.uuid4().hex
-    now = datetime.now(UTC)
     try:
-        async with db.sessions() as session, session.begin():
-            session.add(
-                Run(
-                    id=run_id,
-                    source="slack",
-                    workspace_id=ask.workspace_id,
-                    channel_id=ask.channel_id,
-                    thread_ts=ask.thread_ts,
-                    trigger_ts=ask.trigger_ts,
-                    asker=ask.asker,
-                    question=ask.question,
-                    status=RunStatus.QUEUED.value,
-                    created_at=now,
-                )
-            )
-            await session.flush()
-            session.add(
-                AuditEvent(
-                    run_id=run_id,
-                    at=now,
-                    actor=f"slack:{ask.asker}",
-                    action="run_queued",
-                    to_status=RunStatus.QUEUED.value,
-                    detail={"channel": ask.channel_id, "message": ask.trigger_ts},
-                )
-            )
+        return await _queue(
+            db,
+            actor=f"slack:{ask.asker}",
+            detail={"channel": ask.channel_id, "message": ask.trigger_ts},
+            source="slack",
+            workspace_id=ask.workspace_id,
+            channel_id=ask.channel_id,
+            thread_ts=ask.thread_ts,
+            trigger_ts=ask.trigger_ts,
+            asker=ask.asker,
+            question=ask.question,
+        )
     except IntegrityError:
         return None  # the unique (workspace, channel, trigger_ts) key: this message is already being answered
-    return run_id
 
 
 async def enqueue_retry(db: Database, run: Run) -> str:
     """A new queued run of the same question in the same thread, linked to the run a reviewer retried."""
+    return await _queue(
+        db,
+        actor="parley",
+        detail={"retry_of": run.id},
+        source=run.source,
+        workspace_id=run.workspace_id,
+        channel_id=run.channel_id,
+        thread_ts=run.thread_ts,
+        trigger_ts=None,  # not a Slack message: the exactly-once key does not apply
+        asker=run.asker,
+        question=run.question,
+        retry_of=run.id,
+    )
+
+
+async def _queue(db: Database, *, actor: str, detail: dict[str, Any], **run: Any) -> str:
+    """A new queued run and its `run_queued` audit event, in one transaction; its id."""
     run_id = uuid.uuid4().hex
     now = datetime.now(UTC)
     async with db.sessions() as session, session.begin():
-        session.add(
-            Run(
-                id=run_id,
-                source=run.source,
-                workspace_id=run.workspace_id,
-                channel_id=run.channel_id,
-                thread_ts=run.thread_ts,
-                trigger_ts=None,  # not a Slack message: the exactly-once key does not apply
-                asker=run.asker,
-                question=run.question,
-                status=RunStatus.QUEUED.value,
-                retry_of=run.id,
-                created_at=now,
-            )
-        )
-        await session.flush()
+        session.add(Run(id=run_id, status=RunStatus.QUEUED.value, created_at=now, **run))
+        await session.flush()  # the run row first: the audit event refers to it
         session.add(
             AuditEvent(
                 run_id=run_id,
                 at=now,
-                actor="parley",
+                actor=actor,
                 action="run_queued",
                 to_status=RunStatus.QUEUED.value,
-                detail={"retry_of": run.id},
+                detail=detail,
             )
         )
     return run_id
