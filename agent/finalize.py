@@ -21,7 +21,8 @@ from agent.result import Citation
 
 _TAG = re.compile(r"\[(\d{1,4})\]")
 _NAMED = re.compile(r"\[([A-Za-z_][\w-]{0,63})\]|[（(]\s*(?:来源|source)\s*[:：]\s*([\w-]{1,64})\s*[)）]", re.I)
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])[-+]?\d+(?:\.\d+)?")
+# Not after an ASCII letter, digit or point ("p50", "v1.2"); CJK text runs straight into figures ("上海31°C").
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![A-Za-z0-9_.])[-+]?\d+(?:\.\d+)?")
 _LIST_MARKER = re.compile(r"^\s*\d{1,2}[.)、]\s", re.M)
 _SENTENCE = re.compile(r"(?<=[。！？!?；;\n])|(?<=[.])(?=\s)")
 

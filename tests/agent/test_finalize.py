@@ -42,3 +42,11 @@ def test_finalize_json_output_validation():
     assert validate_json_output('```json\n{"temp_c": 28}\n```', schema) == ({"temp_c": 28}, [])
     assert validate_json_output('{"temp": 28}', schema)[1] == ["(root): 'temp_c' is a required property"]
     assert validate_json_output("not json", schema)[1][0].startswith("not valid JSON")
+
+
+def test_finalize_reads_numbers_written_right_after_chinese_and_japanese_text():
+    revenue = [Source(1, "get_revenue", "r1", 1, {"company": "星辰"}, {"revenue_cny": 12_500_000})]
+    assert "the number 1350 appears in no tool result" in check_answer("营收为1350万元[1]", revenue, "q").problems
+    assert "the number 31 appears in no tool result" in check_answer("上海今天31°C，晴[1]。", SOURCES, "q").problems
+    assert "the number 19 appears in no tool result" in check_answer("東京は19度です[1]。", SOURCES, "q").problems
+    assert check_answer("上海今天28°C，多云[1]。", SOURCES, "q").ok

@@ -173,3 +173,15 @@ async def test_loop_three_parallel_calls_with_one_timeout_write_back_each():
 
 def agent_transcript(recorder) -> list[str]:
     return [e.tool_call_id for e in recorder.of(ToolCallFinished)]
+
+
+async def test_loop_figure_written_straight_after_chinese_text_is_checked():
+    tool = ScriptedTool("get_weather", weather_lookup)
+    invented = "上海今天31°C，多云[1]。"
+    brain = replay([{"tool": "get_weather", "args": {"city": "上海"}}, {"final": invented}, {"final": invented}])
+    agent, _ = make_agent(brain, [tool])
+
+    result = await agent.run("上海天气怎么样？")
+
+    assert result.termination_reason is TerminationReason.UNGROUNDED_ANSWER
+    assert "31" not in result.answer
