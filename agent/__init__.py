@@ -25,7 +25,6 @@ from agent.context import Exchange
 from agent.critique import Critique, CritiqueVerdict
 from agent.done import DoneChecklist, DoneItem
 from agent.errors import ConfigError, ErrorCode, InvalidQuestion, ToolError
-from agent.finalize import Source
 from agent.grading import ErrorLevel, GradingTable
 from agent.limits import Limits
 from agent.loop import Agent, check_question
@@ -35,6 +34,7 @@ from agent.recovery import RecoveryPolicy
 from agent.repeat import RepeatDetector
 from agent.result import Citation, DegradedFinal, Escalation, HeldCall, RunResult, RunStatus, TerminationReason
 from agent.run_state import RunSnapshot
+from agent.source import Source
 from agent.tools.base import FunctionTool, Tool, ToolSpec
 from agent.tools.registry import build_tools
 from agent.trace import (

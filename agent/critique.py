@@ -25,6 +25,9 @@ log = logging.getLogger(__name__)
 
 NextAction = Literal["continue_react", "switch_tool", "finalize", "give_up"]
 
+MAX_GAPS = 10
+MAX_GAP_CHARS = 300
+
 CRITIC_PROMPT = """You are the quality checker of an agent that answers questions with tools.
 Compare the current state with the user's goal and its Definition of Done.
 Reply with one JSON object only: {"satisfied": true|false, "gaps": ["what is still missing or wrong"],
@@ -36,8 +39,16 @@ class CritiqueVerdict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     satisfied: bool
-    gaps: list[str] = Field(default_factory=list, max_length=10)
+    gaps: list[str] = Field(default_factory=list, max_length=MAX_GAPS)
     next_action: NextAction = "continue_react"
+
+
+def bounded(gaps: Sequence[str]) -> list[str]:
+    """At most MAX_GAPS gaps of at most MAX_GAP_CHARS each; what does not fit is counted, not dropped silently."""
+    short = [gap if len(gap) <= MAX_GAP_CHARS else gap[: MAX_GAP_CHARS - 1] + "…" for gap in _unique(gaps)]
+    if len(short) <= MAX_GAPS:
+        return short
+    return [*short[: MAX_GAPS - 1], f"and {len(short) - MAX_GAPS + 1} more"]
 
 
 @dataclass(frozen=True)
@@ -95,7 +106,7 @@ class Critique:
         switch = any(call.observation.level in (ErrorLevel.L2, ErrorLevel.L3) for call in batch)
         rules = CritiqueVerdict(
             satisfied=not gaps,
-            gaps=gaps + [f"not yet done: {item}" for item in open_items] if gaps else [],
+            gaps=bounded(gaps + [f"not yet done: {item}" for item in open_items] if gaps else []),
             next_action="switch_tool" if switch else "continue_react",
         )
         state = _state_text(question, open_items, batch=batch)
@@ -105,7 +116,7 @@ class Critique:
         """Before a final is accepted: `gaps` are what the Done check and grounding already found."""
         self.rounds += 1
         rules = CritiqueVerdict(
-            satisfied=not gaps, gaps=list(gaps), next_action="continue_react" if gaps else "finalize"
+            satisfied=not gaps, gaps=bounded(gaps), next_action="continue_react" if gaps else "finalize"
         )
         state = _state_text(question, gaps, draft=draft, evidence=evidence)
         return replace(await self._with_llm(rules, state), stage="closing", round=self.rounds)
@@ -125,7 +136,7 @@ class Critique:
             return Judgement(rules, "rules", completion.usage.total, llm_called=True)
         merged = CritiqueVerdict(
             satisfied=rules.satisfied and llm.satisfied,
-            gaps=_unique([*rules.gaps, *llm.gaps])[:10],
+            gaps=bounded([*rules.gaps, *llm.gaps]),
             next_action=rules.next_action if not rules.satisfied else llm.next_action,
         )
         return Judgement(merged, "rules+llm", completion.usage.total, llm_called=True)
@@ -137,8 +148,11 @@ def parse_verdict(text: str) -> CritiqueVerdict | None:
     if not match:
         return None
     try:
-        return CritiqueVerdict.model_validate(json.loads(match.group(0)))
-    except (ValueError, ValidationError):
+        reply = json.loads(match.group(0))
+        if isinstance(reply, dict) and isinstance(reply.get("gaps"), list):
+            reply["gaps"] = bounded([str(gap) for gap in reply["gaps"]])  # a chatty critic is cut, not ignored
+        return CritiqueVerdict.model_validate(reply)
+    except (ValueError, ValidationError, RecursionError):
         return None
 
 

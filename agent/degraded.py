@@ -6,8 +6,8 @@ import json
 from collections.abc import Sequence
 
 from agent.done import DoneChecklist
-from agent.finalize import Source
 from agent.result import DegradedFinal, TerminationReason
+from agent.source import Source
 from agent.wording import NOTHING_KNOWN, explain, next_step
 
 MAX_FACTS = 6

@@ -21,7 +21,6 @@ from agent.context import Exchange, Transcript
 from agent.critique import Critique
 from agent.done import Evidence, evidence_text, plan
 from agent.errors import ErrorCode, InvalidQuestion
-from agent.finalize import Source
 from agent.grading import ErrorLevel, GradingTable
 from agent.limits import Limits
 from agent.observation import Observation, failure, serialise, with_hint
@@ -30,6 +29,7 @@ from agent.recovery import RecoveryPolicy
 from agent.repeat import CallOutcome, RepeatDetector
 from agent.result import Escalation, HeldCall, RunResult, TerminationReason
 from agent.run_state import Outcome, RunSnapshot, RunState
+from agent.source import Source
 from agent.tools.base import Tool
 from agent.tools.executor import ExecutedCall, ToolExecutor
 from agent.trace import (
@@ -172,6 +172,9 @@ class Agent:
                 outcome = await work
         except TimeoutError:
             outcome = Outcome.stop(TerminationReason.RUN_TIMEOUT, f"{limits.run_timeout_s:g}")
+        except Exception as exc:  # our own bug, whatever the model said: the run still ends, honestly
+            log.exception("run %s failed inside the engine", state.run_id)
+            outcome = Outcome.stop(TerminationReason.INTERNAL_ERROR, type(exc).__name__)
         except asyncio.CancelledError:
             result = state.result(Outcome.stop(TerminationReason.CANCELLED, ""), self._brain)
             await asyncio.shield(self._emit(state, RunFinished(run_id=state.run_id, result=result)))

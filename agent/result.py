@@ -39,6 +39,7 @@ class TerminationReason(StrEnum):
     LLM_UNAVAILABLE = "llm_unavailable"
     RUN_TIMEOUT = "run_timeout"
     CANCELLED = "cancelled"
+    INTERNAL_ERROR = "internal_error"  # Parley's own fault: the run ends honestly, the error is logged
 
     @property
     def status(self) -> RunStatus:
@@ -59,6 +60,30 @@ class Citation(BaseModel):
     tool_call_id: str
     step: int
     arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class GroundingRule(StrEnum):
+    """Why a figure or date of an accepted answer counts as backed by the tool results."""
+
+    EXACT = "exact"  # the value as a cited result has it
+    ROUNDED = "rounded"  # rounded or truncated to the digits shown
+    SCALED = "scaled"  # written with a scale word: 1.2 million, 120万, 1,2 Mio.
+    PERCENT = "percent"  # a fraction as a percentage, or the reverse
+    CONVERTED = "converted"  # an exact unit conversion: 183.4567 ms as 0.18 s
+    DERIVED = "derived"  # a sum, difference, product, ratio, mean or percentage of cited figures
+    DATE = "date"  # a date or time of a result, written the usual way
+    QUESTION = "question"  # the asker's own figure (or today's date)
+
+
+class GroundedFigure(BaseModel):
+    """One figure of an accepted answer and the rule that grounded it: `12 = 28 − 16 from [1], [2]`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    figure: str
+    rule: GroundingRule
+    how: str
+    sources: list[str] = Field(default_factory=list)
 
 
 class HeldCall(BaseModel):
@@ -140,5 +165,6 @@ class RunResult(BaseModel):
     duration_ms: int = 0
     escalation: Escalation | None = None
     degraded: DegradedFinal | None = None
+    grounding: list[GroundedFigure] = Field(default_factory=list)  # how each figure of the answer is backed
     replayed: bool = False
     brain: str = ""

@@ -14,11 +14,11 @@ from agent.context import Transcript
 from agent.critique import Critique
 from agent.degraded import build_degraded_final
 from agent.done import DoneChecklist, DoneItem
-from agent.finalize import Source
 from agent.grading import ErrorLevel
 from agent.observation import Observation
 from agent.repeat import RepeatDetector
 from agent.result import Citation, Escalation, HeldCall, RunResult, RunStatus, TerminationReason
+from agent.source import Source
 from agent.trace import Recorder
 
 MIN_STEPS_BEFORE_ALL_FAILED = 2

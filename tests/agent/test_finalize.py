@@ -1,6 +1,7 @@
 """Citations and grounding of a draft answer."""
 
-from agent.finalize import Source, check_answer, validate_json_output
+from agent.finalize import check_answer, validate_json_output
+from agent.source import Source
 
 SOURCES = [
     Source(1, "get_weather", "c1", 1, {"city": "上海"}, {"city": "上海", "temp_c": 28}),

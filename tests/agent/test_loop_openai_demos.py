@@ -15,7 +15,7 @@ from agent import (
     RunStatus,
     TerminationReason,
 )
-from agent.finalize import numbers_in
+from agent.figures import read_figures
 from tests.agent.llm_agent import builtins, demo, demo_path, finished, llm_agent, tool_messages
 from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.scripted_llm import RequestKind, ScriptedLLM, Unrecorded
@@ -77,7 +77,7 @@ async def test_openai_loop_demo_b_gives_up_honestly_during_the_outage(
     # No market share was invented: no percentage, and every number was in the question or a tool's answer.
     assert "%" not in result.answer
     seen = demo_b.question + "".join(c.observation for c in finished(recorder))
-    assert numbers_in(result.answer) <= numbers_in(seen)
+    assert figures(result.answer) <= figures(seen)
     assert (llm.count(RequestKind.DECIDE), llm.count(RequestKind.CRITIQUE)) == (5, 2)  # critique rounds capped
 
 
@@ -207,3 +207,7 @@ async def test_openai_loop_json_output_gets_one_repair_call(
     assert json.loads(result.answer) == {"total_musd": 564, "sources": ["[3]"]}
     repair = llm.requests_of(RequestKind.REPAIR)
     assert len(repair) == 1 and repair[0]["messages"][-1]["content"].startswith('{"answer"')
+
+
+def figures(text: str) -> set:
+    return {figure.value for figure in read_figures(text)}

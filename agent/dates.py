@@ -1,0 +1,250 @@
+"""Dates and times as people write them: "2026-11-30", "November 30, 2026", "30. November 2026",
+"30/11/2026", "2026年11月30日", "8:15 UTC", "8.15 Uhr", "8:15 PM".
+
+`read_dates` finds them in a text with where they stand, so a checker can ground them against the dates
+in tool results (and not mistake their parts for quantities). Month names come from CLDR through Babel,
+for the languages Parley is used in; an all-numeric day/month order that is ambiguous keeps both readings.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from functools import cache
+
+MONTH_LOCALES = ("en", "de", "fr", "es", "it", "pt", "nl")
+
+
+Parts = tuple[int | None, int | None, int | None, int | None, int | None]  # year, month, day, hour, minute
+
+# Time zones people name next to a time, as minutes east of UTC (ambiguous ones such as CST are left out).
+ZONES: dict[str, int] = {
+    "utc": 0, "gmt": 0, "z": 0, "mez": 60, "cet": 60, "mesz": 120, "cest": 120, "bst": 60, "jst": 540,
+    "kst": 540, "est": -300, "edt": -240, "pst": -480, "pdt": -420, "日本時間": 540, "日本时间": 540,
+    "北京时间": 480, "北京時間": 480, "中国时间": 480, "東京時間": 540, "韓国時間": 540, "한국 시간": 540,
+    "beijing time": 480, "tokyo time": 540,
+}  # fmt: skip
+_ZONE_AFTER = re.compile(
+    r"\s*(?:Uhr\s*)?[（(]?\s*("
+    + "|".join(re.escape(z) for z in sorted(ZONES, key=len, reverse=True))
+    + r")(?![A-Za-z])",
+    re.IGNORECASE,
+)
+_ZONE_BEFORE = re.compile(
+    r"("
+    + "|".join(re.escape(z) for z in sorted(ZONES, key=len, reverse=True) if len(z) > 1)
+    + r")(?![A-Za-z])[^\d]{0,8}$",
+    re.IGNORECASE,
+)
+_OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
+
+
+@dataclass(frozen=True)
+class WrittenDate:
+    """A date or time in a text. Each reading gives the parts it shows (None where it shows none), and
+    `offset` the time zone it is written in (minutes east of UTC), when the text names one."""
+
+    text: str
+    start: int
+    end: int
+    readings: tuple[Parts, ...]
+    offset: int | None = None
+
+    def matches(self, other: WrittenDate) -> bool:
+        """Some reading of this one agrees with some reading of `other` on every part this one shows —
+        after putting `other` in this one's time zone, when both zones are known."""
+        return any(
+            _agrees(mine, theirs)
+            for mine in self.readings
+            for theirs in other.in_zone(self.offset if other.offset is not None else None)
+        )
+
+    def in_zone(self, offset: int | None) -> list[Parts]:
+        if offset is None or self.offset is None or offset == self.offset:
+            return list(self.readings)
+        shift = timedelta(minutes=offset - self.offset)
+        moved: list[Parts] = []
+        for year, month, day, hour, minute in self.readings:
+            if hour is None or minute is None:
+                continue  # a date without its time cannot be moved to another zone
+            if year is None or month is None or day is None:
+                total = (hour * 60 + minute + shift.days * 1440 + shift.seconds // 60) % 1440
+                moved.append((None, None, None, total // 60, total % 60))
+                continue
+            at = datetime(year, month, day, hour % 24, minute) + shift
+            moved.append((at.year, at.month, at.day, at.hour, at.minute))
+        return moved
+
+
+def _agrees(mine: Parts, theirs: Parts) -> bool:
+    shown = [(a, b) for a, b in zip(mine, theirs, strict=True) if a is not None]
+    return bool(shown) and all(a == b for a, b in shown)
+
+
+@cache
+def _month_names() -> dict[str, int]:
+    """Month names and abbreviations (format and stand-alone) in MONTH_LOCALES, folded, → 1..12."""
+    from babel.dates import get_month_names  # imported on first use: a few milliseconds of CLDR data
+
+    names: dict[str, int] = {}
+    for locale in MONTH_LOCALES:
+        for width in ("wide", "abbreviated"):
+            for context in ("format", "stand-alone"):
+                for number, name in get_month_names(width, context, locale).items():
+                    names.setdefault(name.casefold().rstrip("."), number)
+    names["sept"] = 9
+    return names
+
+
+@cache
+def _abbreviations() -> frozenset[str]:
+    """Short month names that are also words ("may", "mar", "out", "set"): a month only when capitalised."""
+    from babel.dates import get_month_names
+
+    wide = {name.casefold() for locale in MONTH_LOCALES for name in get_month_names("wide", locale=locale).values()}
+    return frozenset(name for name in _month_names() if name not in wide or len(name) <= 3)
+
+
+@cache
+def _patterns() -> list[tuple[re.Pattern[str], str]]:
+    months = "|".join(re.escape(n) for n in sorted(_month_names(), key=len, reverse=True))
+    month = rf"(?P<month>{months})\.?"
+    year = r"(?P<year>\d{4})"
+    day = r"(?P<day>\d{1,2})"
+    ordinal = r"(?:\.|st|nd|rd|th|er)?"
+    time = (
+        r"(?:[T\s,]+(?:at\s+|um\s+|à\s+|a las\s+)?(?P<hour>\d{1,2})[:.h](?P<minute>\d{2})(?::\d{2}(?:\.\d+)?)?"
+        r"(?P<offset>Z|[+-]\d{2}:?\d{2})?)?"
+    )
+    return [
+        (re.compile(rf"(?<!\d){year}-(?P<m>\d{{1,2}})-{day}{time}(?!\d)"), "ymd"),
+        (re.compile(rf"(?<!\d){year}/(?P<m>\d{{1,2}})/{day}(?!\d)"), "ymd"),
+        (re.compile(rf"(?<![\d-]){year}-(?P<m>\d{{2}})(?![\d-])"), "ymd"),
+        (re.compile(rf"(?<![\d.:/]){day}[./](?P<m>\d{{1,2}})[./](?P<year>\d{{4}}|\d{{2}})(?![\d]|\.\d)"), "dmy?"),
+        (re.compile(rf"(?<!\d){year}\s*年\s*(?P<m>\d{{1,2}})\s*月(?:\s*{day}\s*[日号])?"), "ymd"),
+        (re.compile(rf"(?<!\d)(?P<m>\d{{1,2}})\s*月\s*{day}\s*[日号]"), "ymd"),
+        (re.compile(rf"(?<!\d){year}\s*년\s*(?P<m>\d{{1,2}})\s*월(?:\s*{day}\s*일)?"), "ymd"),
+        (re.compile(rf"(?<![\w]){day}{ordinal}\s+(?:de\s+|of\s+)?{month}(?:\s+(?:de\s+)?{year})?(?!\w)", re.I), "dm"),
+        (re.compile(rf"(?<![\w]){month}\s+{day}(?:st|nd|rd|th)?(?:,?\s+{year})?(?!\w)", re.I), "dm"),
+        (re.compile(rf"(?<![\w]){month}\s+{year}(?!\d)", re.I), "dm"),
+    ]  # fmt: skip
+
+
+_TIME = re.compile(
+    r"(?<![\d:.])(?P<hour>\d{1,2})(?::(?P<minute>\d{2})(?::\d{2})?|\.(?P<minute2>\d{2})(?=\s*Uhr))"
+    r"\s*(?P<half>[ap]\.?\s?m\.?(?![a-z]))?(?![\d:])"
+    r"|(?:(?<=à\s)|(?<=at\s)|(?<=um\s)|(?<=de\s)|(?<=vers\s))(?P<hour4>\d{1,2})\s?h\s?(?P<minute3>\d{2})(?!\d)"
+    r"|(?<![\d:.])(?P<hour2>\d{1,2})\s*(?P<half2>[ap]\.?m\.?)(?![a-z])"
+    r"|(?P<half3>午前|午後|上午|下午|晚上|早上|凌晨)?(?<!\d)(?P<hour3>\d{1,2})\s*[时時点點](?![间間])\s*(?:(?P<minute4>\d{1,2})\s*分)?",
+    re.IGNORECASE,
+)
+# A time written right after its date ("30. November 2026 um 08:15", "2026年11月30日 午前5時30分") is one moment.
+_DATE_TIME_GAP = re.compile(r"^[\s,，、のat um à le de]{0,12}$", re.IGNORECASE)
+
+
+def read_dates(text: str) -> list[WrittenDate]:
+    """Every date and time written in `text`, in order, none overlapping."""
+    found: list[WrittenDate] = []
+    taken: list[tuple[int, int]] = []
+    for pattern, order in _patterns():
+        for match in pattern.finditer(text):
+            if any(match.start() < end and start < match.end() for start, end in taken):
+                continue
+            readings = _date_readings(match, order)
+            if readings:
+                found.append(WrittenDate(match.group(0).strip(), match.start(), match.end(), readings))
+                taken.append((match.start(), match.end()))
+    for match in _TIME.finditer(text):
+        if any(match.start() < end and start < match.end() for start, end in taken):
+            continue
+        reading = _time_reading(match)
+        if reading is not None:
+            found.append(WrittenDate(match.group(0).strip(), match.start(), match.end(), (reading,)))
+            taken.append((match.start(), match.end()))
+    return [_with_zone(text, written) for written in _joined(text, sorted(found, key=lambda d: d.start))]
+
+
+def _joined(text: str, found: list[WrittenDate]) -> list[WrittenDate]:
+    """A date followed by its time becomes one moment (so that a time zone moves both)."""
+    joined: list[WrittenDate] = []
+    for written in found:
+        last = joined[-1] if joined else None
+        if (
+            last is not None
+            and all(r[3] is None and r[2] is not None for r in last.readings)
+            and all(r[0] is None and r[3] is not None for r in written.readings)
+            and _DATE_TIME_GAP.match(text[last.end : written.start])
+        ):
+            readings = tuple((d[0], d[1], d[2], t[3], t[4]) for d in last.readings for t in written.readings)
+            joined[-1] = WrittenDate(text[last.start : written.end].strip(), last.start, written.end, readings)
+        else:
+            joined.append(written)
+    return joined
+
+
+def _with_zone(text: str, written: WrittenDate) -> WrittenDate:
+    """The zone written with a time: an ISO offset, "08:15 UTC", "09:15 Uhr MEZ", "北京时间16:15"."""
+    if all(r[3] is None for r in written.readings):
+        return written
+    offset = _OFFSET.search(written.text)
+    if offset is not None:
+        return replace(written, offset=_offset_minutes(offset.group(1)))
+    after = _ZONE_AFTER.match(text, written.end)
+    before = _ZONE_BEFORE.search(text[max(0, written.start - 16) : written.start])
+    zone = after.group(1) if after else before.group(1) if before else None
+    return replace(written, offset=ZONES[zone.casefold()]) if zone else written
+
+
+def _offset_minutes(text: str) -> int:
+    if text.upper() == "Z":
+        return 0
+    sign = -1 if text[0] == "-" else 1
+    digits = text[1:].replace(":", "")
+    return sign * (int(digits[:2]) * 60 + int(digits[2:]))
+
+
+def _date_readings(match: re.Match[str], order: str) -> tuple[tuple, ...]:
+    groups = match.groupdict()
+    year = int(groups["year"]) if groups.get("year") else None
+    if year is not None and year < 100:
+        year += 2000
+    day = int(groups["day"]) if groups.get("day") else None
+    hour = int(groups["hour"]) if groups.get("hour") else None
+    minute = int(groups["minute"]) if groups.get("minute") else None
+    if groups.get("month"):
+        written = groups["month"]
+        month = _month_names().get(written.casefold().rstrip("."))
+        if month is None or (written.casefold() in _abbreviations() and not written[0].isupper()):
+            return ()
+        months = [(month, day)]
+    elif order == "dmy?":
+        first, second = day, int(groups["m"])
+        months = [(second, first), (first, second)]  # 30/11 (day first) and 11/30 (month first)
+    else:
+        months = [(int(groups["m"]), day)]
+    readings = tuple(
+        (year, m, d, hour, minute)
+        for m, d in months
+        if 1 <= m <= 12 and (d is None or 1 <= d <= 31) and (hour is None or hour <= 24)
+    )
+    return tuple(dict.fromkeys(readings))
+
+
+def _time_reading(match: re.Match[str]) -> tuple | None:
+    groups = match.groupdict()
+    hour_text = groups["hour"] or groups["hour2"] or groups["hour3"] or groups["hour4"]
+    minute_text = groups["minute"] or groups["minute2"] or groups["minute3"] or groups["minute4"]
+    half = (groups["half"] or groups["half2"] or "").lower().replace(".", "").replace(" ", "")
+    if groups["half3"]:
+        half = "am" if groups["half3"] in ("午前", "上午", "早上", "凌晨") else "pm"
+    if groups["hour"] and not minute_text:
+        return None
+    hour, minute = int(hour_text), int(minute_text) if minute_text else 0
+    if half:
+        if not 1 <= hour <= 12:
+            return None
+        hour = hour % 12 + (12 if half == "pm" else 0)
+    if hour > 24 or minute > 59:
+        return None
+    return (None, None, None, hour, minute)

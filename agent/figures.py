@@ -1,0 +1,386 @@
+"""Figures: numbers as people write them, read out of text with where they stand.
+
+"1,200,000", "1.200.000", "1 200 000", "1'200'000" and "1,2 Mio." are one value; "120万" and "1.2亿" carry
+their scale; "75 %" is also the fraction 0.75; "about 183 ms" says it was rounded. Each `Figure` keeps what
+was shown (its precision: the unit of the last digit written) so a checker can tell a rounding of a tool's
+value ("183" for 183.4567) from another number ("190").
+
+Which mark is the decimal one is decided for the whole text (`decimal_mark`): by its unambiguous figures
+first ("12,5", "1.200.000", "3.14"), then by the language it is written in. A figure that stays ambiguous
+("1.200" in a text that says nothing else) keeps both readings.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from enum import StrEnum
+
+from agent.units import UNITS, Family, Unit, unit_after, unit_before
+
+# Full-width digits and signs, one character for one (positions in the text stay where they were).
+_FULL_WIDTH = str.maketrans("０１２３４５６７８９％－＋．", "0123456789%-+.")
+
+_NUMBER = re.compile(
+    r"""
+    (?<![A-Za-z0-9_])               # not inside a word or a code such as p50, v2, x86
+    (?<![A-Za-z]-)                  # nor COVID-19, ISO-8601
+    (?<![0-9][.,'])                 # nor the tail of 1.2.3 or 10.0.0.1
+    (?<!第)                          # 第3: an ordinal, not a quantity
+    (?P<sign>[-+−](?=\d))?
+    (?P<body>
+        \d{1,3}(?P<sep>[,.'’\u00a0\u202f\u2009\ ])\d{3}(?:(?P=sep)\d{3})*(?!\d)(?:(?P<dec>[.,])(?P<frac>\d+))?
+      | \d+(?:(?P<dec2>[.,])(?P<frac2>\d+))?
+    )
+    """,
+    re.VERBOSE,
+)
+_ORDINAL = re.compile(r"(?:st|nd|rd|th)(?![A-Za-z])")
+# "12億3456万7890円", "5亿6400万": several scaled chunks, largest first, read as one figure.
+_CJK_COMPOUND = re.compile(
+    r"(?<![0-9.,])(?=(?:\d+(?:\.\d+)?[兆億亿万萬]){1,3}\d|(?:\d+(?:\.\d+)?[兆億亿万萬]){2})"
+    r"(?:(?P<t>\d+(?:\.\d+)?)兆)?(?:(?P<y>\d+(?:\.\d+)?)[億亿])?(?:(?P<w>\d+(?:\.\d+)?)[万萬])?(?P<rest>\d+)?"
+)
+_COMPOUND_SCALES = {"t": Decimal(10) ** 12, "y": Decimal(10) ** 8, "w": Decimal(10) ** 4}
+# "1機あたり", "1人当たり": "per one", not a quantity someone could get wrong.
+_PER_ONE = re.compile(r"[^\d\s]{0,2}(?:あたり|当たり|当り)")
+_DOTTED_TAIL = re.compile(r"[.,]\d")
+
+_THOUSAND, _MILLION, _BILLION, _TRILLION = (Decimal(10) ** e for e in (3, 6, 9, 12))
+# Scale words after a figure (case-sensitive where case matters: "1.2M" is a million, "1.2 m" a length).
+_SCALES: list[tuple[str, Decimal]] = [
+    ("thousand", _THOUSAND), ("million", _MILLION), ("millions", _MILLION), ("mn", _MILLION),
+    ("billion", _BILLION), ("billions", _BILLION), ("bn", _BILLION), ("trillion", _TRILLION),
+    ("Tsd.", _THOUSAND), ("Tausend", _THOUSAND), ("Mio.", _MILLION), ("Mio", _MILLION),
+    ("Millionen", _MILLION), ("Million", _MILLION), ("Mrd.", _BILLION), ("Mrd", _BILLION),
+    ("Milliarden", _BILLION), ("Milliarde", _BILLION), ("Billionen", _TRILLION), ("Bio.", _TRILLION),
+    ("mille", _THOUSAND), ("milliards", _BILLION), ("milliard", _BILLION), ("Mds", _BILLION), ("Md", _BILLION),
+    ("mil millones", _BILLION), ("millones", _MILLION), ("millón", _MILLION), ("billones", _TRILLION),
+    ("billón", _TRILLION), ("mila", _THOUSAND), ("milioni", _MILLION), ("milione", _MILLION),
+    ("miliardi", _BILLION), ("miliardo", _BILLION), ("milhões", _MILLION), ("milhão", _MILLION),
+    ("bilhões", _BILLION), ("bilhão", _BILLION), ("miljoen", _MILLION), ("miljard", _BILLION),
+    ("mil", _THOUSAND), ("тыс.", _THOUSAND), ("млн", _MILLION), ("млрд", _BILLION), ("трлн", _TRILLION),
+    ("万亿", _TRILLION), ("千万", Decimal(10) ** 7), ("百万", _MILLION), ("十万", Decimal(10) ** 5),
+    ("万", Decimal(10) ** 4), ("萬", Decimal(10) ** 4), ("亿", Decimal(10) ** 8), ("億", Decimal(10) ** 8),
+    ("兆", _TRILLION), ("千", _THOUSAND), ("천", _THOUSAND), ("만", Decimal(10) ** 4), ("억", Decimal(10) ** 8),
+    ("조", _TRILLION),
+]  # fmt: skip
+_GLUED_SCALES = {"k": _THOUSAND, "K": _THOUSAND, "M": _MILLION, "B": _BILLION, "bn": _BILLION, "m": _MILLION}
+_SCALE_WORD = re.compile(
+    "|".join(
+        re.escape(word) + (r"(?![A-Za-zÀ-ÿ])" if word[-1].isalpha() and word[-1].isascii() else "")
+        for word, _ in sorted(_SCALES, key=lambda s: len(s[0]), reverse=True)
+    )
+)
+_SCALE_VALUES = dict(_SCALES)
+_GLUED_SCALE = re.compile(r"(bn|[kKMBm])(?![A-Za-z])")
+_PERCENT_PREFIX = re.compile(r"百分之\s*$")
+
+
+class Approximation(StrEnum):
+    """What the words around a figure say about how it relates to the exact value."""
+
+    EXACT = "exact"  # as shown: rounded or truncated to its last digit
+    ABOUT = "about"  # rounded to its significant digits ("about 1,200,000", "约1200万")
+    AT_LEAST = "at_least"  # "over 180", "超过180", "mehr als 180"
+    AT_MOST = "at_most"  # "nearly 190", "不到190", "knapp 190"
+
+
+_APPROXIMATIONS: dict[Approximation, tuple[str, ...]] = {
+    Approximation.ABOUT: (
+        "about", "around", "roughly", "approximately", "approx.", "approx", "some", "circa", "ca.", "~", "≈",
+        "etwa", "ungefähr", "rund", "zirka", "environ", "à peu près", "autour de", "aproximadamente",
+        "alrededor de", "unos", "unas", "cerca de", "около", "примерно", "约", "大约", "大概", "约为", "大致",
+        "約", "およそ", "大体", "약",
+    ),
+    Approximation.AT_LEAST: (
+        "over", "more than", "above", "at least", "upwards of", "exceeding", "über", "mehr als", "mindestens",
+        "gut", "plus de", "au moins", "más de", "al menos", "oltre", "più di", "более", "свыше", "超过", "逾",
+        "至少", "超",
+    ),
+    Approximation.AT_MOST: (
+        "under", "less than", "below", "nearly", "almost", "just under", "up to", "at most", "fast", "knapp",
+        "beinahe", "unter", "weniger als", "höchstens", "bis zu", "presque", "près de", "moins de",
+        "jusqu'à", "casi", "menos de", "hasta", "quasi", "meno di", "почти", "менее", "不到", "近", "将近",
+        "接近", "低于", "少于", "最多", "ほぼ",
+    ),
+}  # fmt: skip
+_APPROXIMATIONS_AFTER: dict[Approximation, tuple[str, ...]] = {
+    Approximation.ABOUT: ("左右", "前后", "上下", "程度", "ほど", "くらい", "ぐらい", "前後"),
+    Approximation.AT_LEAST: ("多", "余", "以上", "強", "+"),
+    Approximation.AT_MOST: ("以下", "未満", "弱", "不到"),
+}
+_BEFORE_PATTERNS = {
+    kind: re.compile(
+        r"(?:^|[\s(（:：,，])(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + r")\s*$",
+        re.IGNORECASE,
+    )
+    for kind, words in _APPROXIMATIONS.items()
+}
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One way to read a figure: a value, the unit of its last shown digit, and its unit."""
+
+    value: Decimal
+    precision: Decimal
+    unit: Unit | None = None
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A number as written in a text: where it stands, and every way it can be read (the first is the
+    figure as the writer most likely meant it)."""
+
+    text: str
+    start: int
+    end: int
+    readings: tuple[Reading, ...]
+    approximation: Approximation = Approximation.EXACT
+    percent: bool = False
+    number: str = ""  # the digits as written, without unit or scale: what a message about it quotes
+
+    @property
+    def value(self) -> Decimal:
+        return self.readings[0].value
+
+    @property
+    def unit(self) -> Unit | None:
+        return self.readings[0].unit
+
+
+def plain(value: Decimal) -> str:
+    """A value for people and traces: no exponent, no trailing zeros, at most 4 decimals when computed."""
+    if value != value.to_integral_value() and value.as_tuple().exponent < -4 and abs(value) < 10**20:  # type: ignore[operator]
+        value = value.quantize(Decimal("0.0001"))
+    return format(value.normalize(), "f")
+
+
+def normalise_digits(text: str) -> str:
+    """Full-width digits, percent and signs as ASCII; the length and every position stay the same."""
+    return text.translate(_FULL_WIDTH)
+
+
+# --- which mark is the decimal one ---------------------------------------------------------------------
+
+_DECISIVE = re.compile(r"(?<![\d.,])\d[\d.,]*[.,]\d+")
+_COMMA_LANGUAGES = re.compile(
+    r"(?<![A-Za-zÀ-ÿ])(?:der|die|das|und|ist|mit|von|für|beträgt|sind|hat|einen|eine|im|den|dem|le|la|les|et|est"
+    r"|des|du|une|avec|pour|sont|el|los|las|y|es|con|para|una|son|del|il|gli|che|sono|per|um|uma|são|não|het|een"
+    r"|zijn|Mio|Mrd|Tsd)(?![A-Za-zÀ-ÿ])|[а-яА-Я]"
+)
+_POINT_LANGUAGES = re.compile(
+    r"(?<![A-Za-z])(?:the|and|is|are|was|with|of|for|has|have|from|which|this|that|in|at)(?![A-Za-z])"
+    r"|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]",
+    re.IGNORECASE,
+)
+
+
+def decimal_mark(text: str) -> str | None:
+    """ "." or "," as the text's decimal mark, or None when the text does not tell."""
+    votes = {".": 0, ",": 0}
+    for match in _DECISIVE.finditer(text):
+        token = match.group(0)
+        dots, commas = token.count("."), token.count(",")
+        if dots and commas:
+            votes[token[max(token.rfind("."), token.rfind(","))]] += 1
+        elif dots > 1 or commas > 1:
+            votes["," if dots > 1 else "."] += 1
+        else:
+            tail = len(token) - max(token.rfind("."), token.rfind(",")) - 1
+            if tail != 3:
+                votes["." if dots else ","] += 1
+    if votes["."] != votes[","]:
+        return "." if votes["."] > votes[","] else ","
+    comma_words = len(_COMMA_LANGUAGES.findall(text))
+    point_words = len(_POINT_LANGUAGES.findall(text))
+    if comma_words == point_words:
+        return None
+    return "," if comma_words > point_words else "."
+
+
+def german(text: str) -> bool:
+    return bool(re.search(r"(?<![A-Za-zÄÖÜäöüß])(?:und|der|die|das|ist|beträgt|Mio\.|Mrd\.)(?![A-Za-zÄÖÜäöüß])", text))
+
+
+# --- reading figures -------------------------------------------------------------------------------------
+
+
+def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: bool = True) -> list[Figure]:
+    """Every figure in `text` (already normalised with `normalise_digits`), in order.
+
+    `mark` is the text's decimal mark (`decimal_mark`); None keeps both readings of an ambiguous figure.
+    `trillion_is_billion`: English "billion" (10⁹); False for German "Billion" (10¹²).
+    """
+    figures = [_compound(match, text) for match in _CJK_COMPOUND.finditer(text)]
+    taken = [(f.start, f.end) for f in figures]
+    for match in _NUMBER.finditer(text):
+        end = match.end()
+        if any(start <= match.start() < stop for start, stop in taken):
+            continue
+        if _ORDINAL.match(text, end) or _DOTTED_TAIL.match(text, end):
+            continue
+        if match.group(0) == "1" and _PER_ONE.match(text, end):
+            continue
+        mantissas = _mantissas(match, mark)
+        if not mantissas:
+            continue
+        negative = match.group("sign") in ("-", "−")
+        scale, end = _scale(text, end, mantissas, trillion_is_billion)
+        unit, used = unit_after(text[end : end + 24])
+        if unit is not None and _glued_letters(text, end, used):
+            unit, used = None, 0  # "5G", "3D": not a unit
+        elif unit is None and end < len(text) and text[end].isascii() and text[end].isalpha():
+            continue  # "2FA", "4K" without a scale: a name, not a quantity
+        if _PERCENT_PREFIX.search(text, 0, match.start()):
+            unit = UNITS["%"]
+        end += used
+        if unit is None:
+            unit = unit_before(text[max(0, match.start() - 4) : match.start()])
+        approximation = _approximation(text, match.start(), end)
+        readings = _readings(mantissas, scale, unit, negative, approximation)
+        figures.append(
+            Figure(
+                text=text[match.start() : end].strip(),
+                start=match.start(),
+                end=end,
+                readings=readings,
+                approximation=approximation,
+                percent=unit is not None and unit.family is Family.PERCENT,
+                number=match.group(0),
+            )
+        )
+    return sorted(figures, key=lambda f: f.start)
+
+
+def _compound(match: re.Match[str], text: str) -> Figure:
+    value = Decimal(0)
+    step = Decimal(1)
+    for name, scale in _COMPOUND_SCALES.items():
+        if match.group(name):
+            value += Decimal(match.group(name)) * scale
+            step = scale
+    if match.group("rest"):
+        value += Decimal(match.group("rest"))
+        step = Decimal(1)
+    end = match.end()
+    unit, used = unit_after(text[end : end + 24])
+    end += used
+    reading = Reading(value, step, unit)
+    return Figure(
+        text=text[match.start() : end].strip(),
+        start=match.start(),
+        end=end,
+        readings=(reading,),
+        approximation=_approximation(text, match.start(), end),
+        number=match.group(0),
+    )
+
+
+def _mantissas(match: re.Match[str], mark: str | None) -> list[tuple[Decimal, int]]:
+    """The figure's digits as (value, decimals shown), one per plausible reading, the likeliest first."""
+    body = match.group("body")
+    sep = match.group("sep")
+    if sep is None:
+        dec, frac = match.group("dec2"), match.group("frac2")
+        whole = body if dec is None else body[: -len(frac) - 1]
+        return _decimal(whole, frac)
+    groups = body.split(sep) if match.group("dec") is None else body[: -len(match.group("frac")) - 1].split(sep)
+    dec, frac = match.group("dec"), match.group("frac")
+    if dec is not None:
+        if dec == sep:
+            return []  # "1,234,5": no reading of that is a number
+        return _decimal("".join(groups), frac)
+    if sep in ",." and len(groups) == 2:
+        grouped = _decimal("".join(groups), None)
+        decimal = _decimal(groups[0], groups[1])
+        if mark == sep:
+            return decimal
+        if mark is not None:
+            return grouped
+        return grouped + decimal
+    if sep in ",." and mark == sep:
+        return []  # "1.200.000" in a text whose decimal mark is "."
+    return _decimal("".join(groups), None)
+
+
+def _decimal(whole: str, frac: str | None) -> list[tuple[Decimal, int]]:
+    try:
+        value = Decimal(f"{whole}.{frac}" if frac else whole)
+    except InvalidOperation:
+        return []
+    return [(value, len(frac) if frac else 0)]
+
+
+def _scale(text: str, end: int, mantissas: list[tuple[Decimal, int]], english: bool) -> tuple[Decimal, int]:
+    glued = _GLUED_SCALE.match(text, end)
+    if glued is not None:
+        word = glued.group(1)
+        currency = bool(re.search(r"[$€£¥]\s?[\d.,]*$", text[max(0, end - 16) : end]))
+        if word != "m" or currency:
+            return _GLUED_SCALES[word], glued.end()
+    spaced = text[end : end + 16]
+    stripped = spaced.lstrip(" \u00a0\u202f\u2009")
+    match = _SCALE_WORD.match(stripped)
+    if match is None:
+        return Decimal(1), end
+    word = match.group(0)
+    scale = _SCALE_VALUES[word]
+    if word in ("Billionen", "Bio.") and english:
+        scale = _TRILLION
+    if word.lower() == "billion" and not english:
+        scale = _TRILLION
+    return scale, end + len(spaced) - len(stripped) + match.end()
+
+
+def _glued_letters(text: str, end: int, used: int) -> bool:
+    """A unit is real when no further letter follows it ("5 km" yes, "5Gbps"-like codes no)."""
+    after = end + used
+    return after < len(text) and text[after].isascii() and text[after].isalpha()
+
+
+def _approximation(text: str, start: int, end: int) -> Approximation:
+    before = text[max(0, start - 24) : start]
+    if before.rstrip().endswith(("$", "€", "£", "¥")):
+        before = before.rstrip()[:-1]
+    for kind, pattern in _BEFORE_PATTERNS.items():
+        if pattern.search(before):
+            return kind
+    after = text[end : end + 4].lstrip()
+    for kind, words in _APPROXIMATIONS_AFTER.items():
+        if after.startswith(words):
+            return kind
+    return Approximation.EXACT
+
+
+def _readings(
+    mantissas: list[tuple[Decimal, int]],
+    scale: Decimal,
+    unit: Unit | None,
+    negative: bool,
+    approximation: Approximation,
+) -> tuple[Reading, ...]:
+    readings: list[Reading] = []
+    percent = unit is not None and unit.family is Family.PERCENT
+    for mantissa, decimals in mantissas:
+        value = -mantissa if negative else mantissa
+        step = _precision(mantissa, decimals, approximation)
+        readings.append(Reading(value * scale, step * scale, unit))
+        if scale != 1:
+            readings.append(Reading(value, step, unit))  # "12 million USD" where the tool counts in millions
+        if percent:
+            readings.append(Reading(value / 100, step / 100, None))  # 75 % is 0.75
+    return tuple(readings)
+
+
+def _precision(mantissa: Decimal, decimals: int, approximation: Approximation) -> Decimal:
+    """The unit of the last digit that carries meaning: shown digits, or significant ones when approximate."""
+    if decimals:
+        return Decimal(1).scaleb(-decimals)
+    if approximation is Approximation.EXACT or mantissa == 0:
+        return Decimal(1)
+    digits = str(int(mantissa))
+    zeros = len(digits) - len(digits.rstrip("0"))
+    return Decimal(1).scaleb(zeros)

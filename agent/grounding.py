@@ -1,0 +1,399 @@
+"""Grounding: which figures and dates of a draft answer the cited tool results back, and how — or why not.
+
+A figure is bound to the citation that follows it in its sentence ("28 °C [1]" rests on [1]); a figure
+after the sentence's last citation rests on all of the sentence's citations, and one in a sentence that
+cites nothing on the previous sentence's. It is grounded when
+
+- a source it rests on states it the way people show it (`SourceFacts.find`: as returned, rounded or
+  truncated to the digits shown, with a scale word, as a percentage, in another unit of the same kind), or
+- it derives from grounded figures of its sentence and the sentence before (`derivation`), or
+- the asker gave it (or it is today's year, or today's date).
+
+A figure that is in another result than the one it cites is a swapped fact, never grounded. Dates are
+matched the same way against the dates in the results. Each sentence keeps its own verdict, so a partial
+answer can repeat the sentences that passed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+
+from agent.dates import WrittenDate, read_dates
+from agent.derivation import Operand, find_derivation
+from agent.figures import Figure, decimal_mark, german, normalise_digits, read_figures
+from agent.result import GroundedFigure, GroundingRule
+from agent.source import Fact, Source
+
+_TAG_GROUP = re.compile(r"\[(\d{1,4}(?:\s*[,，、]\s*\d{1,4})*)\](?:[\s,，]*\[(\d{1,4}(?:\s*[,，、]\s*\d{1,4})*)\])*")
+_ONE_TAG = re.compile(r"\[(\d{1,4}(?:\s*[,，、]\s*\d{1,4})*)\]")
+_NAMED = re.compile(
+    r"\[([A-Za-z_][\w-]{0,63})\]|[（(]\s*(?:来源|出典|source|quelle)\s*[:：]\s*([\w-]{1,64})\s*[)）]", re.I
+)
+_LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+>#]+[ \t]*|\*\*)*\d{1,2}[.)、](?:\*\*)?[ \t]", re.M)
+_URL = re.compile(r"https?://\S+")
+# Semicolons do not end a sentence: "87 ms; p99 1.5 s [1]" is one statement with one citation.
+_SENTENCE_END = re.compile(r"[。！？!?\n]+|(?<=(\S))\.(?=\s+\S)")
+_WORD_BEFORE = re.compile(r"(\S+)$")
+# "1,2 Mio. €", "ca. 180", "30. November": a point that ends no sentence.
+_ABBREVIATIONS = frozenset(
+    [
+        "ca",
+        "vs",
+        "nr",
+        "no",
+        "dr",
+        "mr",
+        "mrs",
+        "st",
+        "bzw",
+        "approx",
+        "etc",
+        "mio",
+        "mrd",
+        "tsd",
+        "bio",
+        "mds",
+        "md",
+        "z.b",
+        "e.g",
+        "i.e",
+        "inkl",
+        "ggf",
+        "usw",
+        "fr",
+        "mme",
+        "env",
+        "av",
+    ]
+)
+_CLAUSE = re.compile(r"[,，;；:：()（）]|\b(?:and|but|while|whereas|und|aber|et|mais|y|pero)\b")
+_DECREASE = re.compile(
+    r"\b(?:down|fell|fall(?:en|s)?|drop(?:ped|s)?|declin\w*|decreas\w*|lower|less|cheaper|colder|cooler|shorter"
+    r"|smaller|fewer|reduc\w*|shr[aiu]nk\w*|loss|gesunken|gefallen|sank|Rückgang|weniger|niedriger|kälter|kleiner"
+    r"|billiger|verringert|baisse|diminu\w*|moins|recul\w*|chut\w*|baj[óoa]\w*|caída|descenso|menos|disminu\w*"
+    r"|reduj\w*)\b|下降|减少|降低|下跌|下滑|减|降|低|少|減少|低下|下落|減|下回",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class SentenceCheck:
+    """One sentence of the answer and what is wrong with it (nothing, when it passed)."""
+
+    start: int
+    end: int
+    text: str
+    cited: list[Source] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    facts: int = 0  # figures and dates it states
+
+    @property
+    def verified(self) -> bool:
+        return not self.problems and (bool(self.cited) or self.facts == 0)
+
+
+@dataclass
+class Grounding:
+    """The verdict on a whole answer."""
+
+    cited: list[Source] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    grounded: list[GroundedFigure] = field(default_factory=list)
+    sentences: list[SentenceCheck] = field(default_factory=list)
+
+
+@dataclass
+class _Mention:
+    """A figure or date in a sentence, with the sources it rests on."""
+
+    figure: Figure | None
+    written: WrittenDate | None
+    sentence: int
+    rests_on: list[Source]
+    leaning: bool  # rests on the previous sentence's citations (its own cites nothing)
+    grounded: GroundedFigure | None = None
+    operand: Operand | None = None
+
+    @property
+    def text(self) -> str:
+        if self.figure is not None:
+            return self.figure.text
+        assert self.written is not None
+        return self.written.text
+
+
+def ground(answer: str, sources: Sequence[Source], question: str, *, today: date | None = None) -> Grounding:
+    """Check every figure and date of `answer` against the sources it cites (see the module docstring)."""
+    result = Grounding()
+    by_number = {s.number: s for s in sources}
+    by_tool: dict[str, list[Source]] = {}
+    for source in sources:
+        by_tool.setdefault(source.tool.casefold(), []).append(source)
+
+    text = normalise_digits(answer)
+    blank = _blanked(text)
+    mark = decimal_mark(blank)
+    english = not german(blank)
+    asked = _Known.of(question, today or date.today())
+
+    mentions: list[_Mention] = []
+    for index, (start, end) in enumerate(_sentences(blank)):
+        sentence = SentenceCheck(start, end, answer[start:end].strip())
+        groups = _citation_groups(blank, start, end, by_number, by_tool, sentence.problems)
+        sentence.cited = list({s.number: s for _, _, group in groups for s in group}.values())
+        body = _mask(blank, [(a, b) for a, b, _ in groups], start, end)
+        dates = read_dates(body)
+        body = _mask(body, [(d.start, d.end) for d in dates], 0, len(body))
+        figures = read_figures(body, mark=mark, trillion_is_billion=english)
+        for item in [*dates, *figures]:
+            after = [group for a, _, group in groups if a >= start + item.end]
+            mentions.append(
+                _Mention(
+                    figure=item if isinstance(item, Figure) else None,
+                    written=item if isinstance(item, WrittenDate) else None,
+                    sentence=index,
+                    # A date sets the scene of its sentence ("in October 2026, 64 nodes [1] ran 720 h [2]").
+                    rests_on=after[0] if after and isinstance(item, Figure) else sentence.cited,
+                    leaning=not sentence.cited,
+                )
+            )
+        sentence.facts = len(dates) + len(figures)
+        result.sentences.append(sentence)
+        for source in sentence.cited:
+            if source not in result.cited:
+                result.cited.append(source)
+    for mention in mentions:
+        if mention.leaning:  # a lead-in or a conclusion: it rests on the citations around it
+            around = result.sentences[max(0, mention.sentence - 1) : mention.sentence + 2]
+            mention.rests_on = list({s.number: s for sentence in around for s in sentence.cited}.values())
+
+    for mention in mentions:
+        _ground_directly(mention, asked)
+    for _ in range(2):  # a second pass lets a derived figure be an operand of the next ("12 …, that is 75 %")
+        for mention in mentions:
+            if mention.grounded is None and mention.figure is not None:
+                _derive(mention, mentions, text)
+    for mention in mentions:
+        sentence = result.sentences[mention.sentence]
+        if mention.grounded is not None:
+            result.grounded.append(mention.grounded)
+        else:
+            sentence.problems.append(_problem(mention, sources))
+    if sources and not result.cited:
+        result.problems.append("the answer cites no tool result")
+    for sentence in result.sentences:
+        result.problems.extend(sentence.problems)
+    result.problems = list(dict.fromkeys(result.problems))
+    return result
+
+
+# --- the answer's structure ------------------------------------------------------------------------------
+
+
+def _blanked(text: str) -> str:
+    """List numbering and URLs become spaces: they are not figures (positions stay where they were)."""
+    return _mask(_mask(text, [m.span() for m in _LIST_MARKER.finditer(text)], 0, len(text)), _url_spans(text), 0, None)
+
+
+def _url_spans(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _URL.finditer(text)]
+
+
+def _mask(text: str, spans: Sequence[tuple[int, int]], start: int, end: int | None) -> str:
+    """`text[start:end]` with each span (positions in `text`) replaced by spaces."""
+    end = len(text) if end is None else end
+    chars = list(text[start:end])
+    for a, b in spans:
+        for i in range(max(a, start), min(b, end)):
+            chars[i - start] = " "
+    return "".join(chars)
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        if match.group(0) == "." and not _ends_sentence(text, match.start()):
+            continue
+        if text[start : match.end()].strip():
+            spans.append((start, match.end()))
+        start = match.end()
+    if text[start:].strip():
+        spans.append((start, len(text)))
+    return spans
+
+
+def _ends_sentence(text: str, point: int) -> bool:
+    """A point followed by a space ends a sentence unless it ends a number, an initial or an abbreviation."""
+    word = _WORD_BEFORE.search(text, 0, point)
+    if word is None:
+        return True
+    before = word.group(1).strip("(\"'“”*")
+    if before[-1:].isdigit() or (len(before) == 1 and before.isalpha()):
+        return False
+    return before.casefold() not in _ABBREVIATIONS
+
+
+def _citation_groups(
+    text: str,
+    start: int,
+    end: int,
+    by_number: dict[int, Source],
+    by_tool: dict[str, list[Source]],
+    problems: list[str],
+) -> list[tuple[int, int, list[Source]]]:
+    """The sentence's citations: runs of `[n]` tags ("[1][2]", "[1, 2]") and named sources, with spans."""
+    groups: list[tuple[int, int, list[Source]]] = []
+    segment = text[start:end]
+    for match in _TAG_GROUP.finditer(segment):
+        cited: list[Source] = []
+        for tag in _ONE_TAG.finditer(match.group(0)):
+            for number in re.split(r"\s*[,，、]\s*", tag.group(1)):
+                source = by_number.get(int(number))
+                if source is None:
+                    problems.append(f"[{int(number)}] is not the tag of any successful tool result")
+                elif source not in cited:
+                    cited.append(source)
+        groups.append((start + match.start(), start + match.end(), cited))
+    for match in _NAMED.finditer(segment):
+        name = (match.group(1) or match.group(2) or "").casefold()
+        named = by_tool.get(name)
+        if named:
+            groups.append((start + match.start(), start + match.end(), list(named)))
+        elif match.group(2):
+            problems.append(f"the answer cites {name}, which returned nothing usable")
+    return sorted(groups, key=lambda g: g[0])
+
+
+# --- grounding one mention ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Known:
+    """What the asker gave, and today: figures and dates that need no tool."""
+
+    figures: tuple[Figure, ...]
+    dates: tuple[WrittenDate, ...]
+    year: int
+
+    @classmethod
+    def of(cls, question: str, today: date) -> _Known:
+        text = normalise_digits(question)
+        dates = read_dates(text)
+        body = _mask(text, [(d.start, d.end) for d in dates], 0, None)
+        today_dates = (WrittenDate(today.isoformat(), 0, 0, ((today.year, today.month, today.day, None, None),)),)
+        figures = tuple(read_figures(body, mark=decimal_mark(body)))
+        return cls(figures, (*dates, *today_dates), today.year)
+
+
+def _ground_directly(mention: _Mention, known: _Known) -> None:
+    if mention.written is not None:
+        _ground_date(mention, known)
+        return
+    figure = mention.figure
+    assert figure is not None
+    for source in mention.rests_on:
+        for reading in figure.readings:
+            fact = source.facts.find(reading, figure.approximation)
+            if fact is not None:
+                rule = _rule(figure, reading, fact)
+                how = f"{figure.text} ← {fact.shown()} in {source.tag}"
+                mention.grounded = GroundedFigure(figure=figure.text, rule=rule, how=how, sources=[source.tag])
+                factor = figure.readings[0].precision / reading.precision if reading.precision else 1
+                values = (figure.value, fact.value * factor) if fact.value * factor != figure.value else (figure.value,)
+                mention.operand = Operand(figure.text, values, figure.unit, figure.percent, (source.tag,))
+                return
+    for asked in known.figures:
+        if any(r.value == a.value for r in figure.readings for a in asked.readings):
+            mention.grounded = GroundedFigure(
+                figure=figure.text, rule=GroundingRule.QUESTION, how="given in the question"
+            )
+            mention.operand = Operand(figure.text, (figure.value,), figure.unit, figure.percent, ())
+            return
+    if figure.value == known.year and figure.unit is None:
+        mention.grounded = GroundedFigure(figure=figure.text, rule=GroundingRule.QUESTION, how="the current year")
+        mention.operand = Operand(figure.text, (figure.value,), None, False, ())
+
+
+def _ground_date(mention: _Mention, known: _Known) -> None:
+    written = mention.written
+    assert written is not None
+    for source in mention.rests_on:
+        for stated in source.facts.dates:
+            if written.matches(stated):
+                how = f"{written.text} ← {stated.text} in {source.tag}"
+                mention.grounded = GroundedFigure(
+                    figure=written.text, rule=GroundingRule.DATE, how=how, sources=[source.tag]
+                )
+                return
+    for stated in known.dates:
+        if written.matches(stated):
+            mention.grounded = GroundedFigure(
+                figure=written.text, rule=GroundingRule.QUESTION, how=f"{written.text}: the question's or today's date"
+            )
+            return
+
+
+def _rule(figure: Figure, reading, fact: Fact) -> GroundingRule:
+    if fact.rule is not GroundingRule.EXACT:
+        return fact.rule
+    if figure.percent and reading.unit is None:
+        return GroundingRule.PERCENT
+    if reading is not figure.readings[0] or figure.value != reading.value:
+        return GroundingRule.SCALED if len(figure.readings) > 1 and not figure.percent else GroundingRule.ROUNDED
+    if fact.value != reading.value:
+        return GroundingRule.ROUNDED
+    return GroundingRule.EXACT
+
+
+def _derive(mention: _Mention, mentions: Sequence[_Mention], text: str) -> None:
+    figure = mention.figure
+    assert figure is not None
+    window = [
+        other.operand
+        for other in mentions
+        if other is not mention
+        and other.operand is not None
+        and mention.sentence - 1 <= other.sentence <= mention.sentence
+    ]
+    if len(window) < 2:
+        return
+    nearest = sorted(window, key=lambda op: 0)  # kept in reading order; the window is small
+    decrease = bool(_DECREASE.search(_clause(text, figure)))
+    derivation = find_derivation(figure, nearest, decrease=decrease)
+    if derivation is None:
+        return
+    tags = ", ".join(derivation.tags) or "the question"
+    mention.grounded = GroundedFigure(
+        figure=figure.text,
+        rule=GroundingRule.DERIVED,
+        how=f"{derivation.formula} from {tags}",
+        sources=list(derivation.tags),
+    )
+    mention.operand = Operand(figure.text, (figure.value,), figure.unit, figure.percent, derivation.tags)
+
+
+def _clause(text: str, figure: Figure) -> str:
+    """The words around a figure, up to the nearest clause marks: where "fell" or "下降" would be said."""
+    return text[max(0, figure.start - 80) : figure.end + 40]
+
+
+def _problem(mention: _Mention, sources: Sequence[Source]) -> str:
+    what = f"the number {mention.figure.number}" if mention.figure is not None else f"the date {mention.text}"
+    elsewhere = _found_elsewhere(mention, sources)
+    if elsewhere and (mention.leaning or not mention.rests_on):
+        return f"{what} is stated without a citation"
+    if elsewhere:
+        return f"{what} is not in the result it cites ({', '.join(s.tag for s in mention.rests_on)})"
+    return f"{what} appears in no tool result"
+
+
+def _found_elsewhere(mention: _Mention, sources: Sequence[Source]) -> bool:
+    if mention.written is not None:
+        return any(mention.written.matches(d) for s in sources for d in s.facts.dates)
+    figure = mention.figure
+    assert figure is not None
+    return any(s.facts.find(r, figure.approximation) for s in sources for r in figure.readings)

@@ -1,0 +1,167 @@
+"""Units: what a figure measures, as written after it ("28 °C", "183 ms", "1,2 Mio. €") or in a result's key
+("temp_c", "p50_ms", "revenue_eur"), and the exact conversions between units of one family.
+
+A closed vocabulary: a unit nobody listed is unknown, and an unknown unit is compatible with every unit
+(we only refuse what we can tell is wrong: 28 °F where the tool said 28 °C).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import StrEnum
+
+
+class Family(StrEnum):
+    TEMPERATURE = "temperature"
+    DURATION = "duration"
+    LENGTH = "length"
+    MASS = "mass"
+    PERCENT = "percent"
+    CURRENCY = "currency"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One unit: `factor` converts to the family's base unit (temperature converts through `to_base`)."""
+
+    code: str
+    family: Family
+    factor: Decimal = Decimal(1)
+
+    def to_base(self, value: Decimal) -> Decimal:
+        if self.code == "°F":
+            return (value - 32) * 5 / 9
+        if self.code == "K":
+            return value - Decimal("273.15")
+        return value * self.factor
+
+    def from_base(self, value: Decimal) -> Decimal:
+        if self.code == "°F":
+            return value * 9 / 5 + 32
+        if self.code == "K":
+            return value + Decimal("273.15")
+        return value / self.factor
+
+
+def _units(family: Family, spec: dict[str, str]) -> dict[str, Unit]:
+    return {code: Unit(code, family, Decimal(factor)) for code, factor in spec.items()}
+
+
+UNITS: dict[str, Unit] = {
+    # "°" is a temperature whose scale the text does not say ("28°", "12 degrees warmer"): never converted.
+    **_units(Family.TEMPERATURE, {"°": "1", "°C": "1", "°F": "1", "K": "1"}),
+    **_units(Family.DURATION, {"ms": "0.001", "s": "1", "min": "60", "h": "3600", "d": "86400"}),
+    **_units(Family.LENGTH, {"mm": "0.001", "cm": "0.01", "m": "1", "km": "1000"}),
+    **_units(Family.MASS, {"mg": "0.001", "g": "1", "kg": "1000", "t": "1000000"}),
+    **_units(Family.PERCENT, {"%": "1"}),
+    # Currencies are never converted into each other (rates change); each is its own unit of one family.
+    **{code: Unit(code, Family.CURRENCY, Decimal(1)) for code in ("USD", "EUR", "CNY", "JPY", "GBP", "CHF", "KRW")},
+}
+
+# How units are written after a figure, in the languages Parley is used in. Longest first when matched.
+_WRITTEN: dict[str, str] = {
+    "°c": "°C", "℃": "°C", "degrees celsius": "°C", "摄氏度": "°C", "grad celsius": "°C",
+    "°": "°", "degrees": "°", "degree": "°", "grad": "°", "度": "°", "grados": "°", "degrés": "°", "gradi": "°",
+    "°f": "°F", "℉": "°F", "fahrenheit": "°F",
+    "ms": "ms", "milliseconds": "ms", "millisecond": "ms", "millisekunden": "ms", "millisecondes": "ms",
+    "milisegundos": "ms", "毫秒": "ms", "ミリ秒": "ms",
+    "s": "s", "sec": "s", "seconds": "s", "second": "s", "sekunden": "s", "secondes": "s", "segundos": "s",
+    "秒": "s", "秒钟": "s",
+    "min": "min", "minutes": "min", "minute": "min", "minuten": "min", "minutos": "min", "分钟": "min", "分間": "min",
+    "h": "h", "hours": "h", "hour": "h", "stunden": "h", "heures": "h", "horas": "h", "小时": "h", "時間": "h",
+    "days": "d", "day": "d", "tage": "d", "jours": "d", "días": "d", "天": "d", "日間": "d",
+    "mm": "mm", "cm": "cm", "m": "m", "meters": "m", "metres": "m", "meter": "m", "mètres": "m", "metros": "m",
+    "米": "m", "km": "km", "kilometers": "km", "kilometres": "km", "kilometer": "km", "公里": "km", "キロ": "km",
+    "mg": "mg", "g": "g", "grams": "g", "kg": "kg", "kilograms": "kg", "公斤": "kg", "千克": "kg", "t": "t",
+    "tonnes": "t", "tons": "t", "吨": "t",
+    "%": "%", "percent": "%", "per cent": "%", "prozent": "%", "pour cent": "%", "por ciento": "%",
+    "per cento": "%", "процентов": "%", "процента": "%", "процент": "%", "パーセント": "%",
+    "usd": "USD", "$": "USD", "us$": "USD", "dollars": "USD", "dollar": "USD", "美元": "USD", "ドル": "USD",
+    "eur": "EUR", "€": "EUR", "euro": "EUR", "euros": "EUR", "欧元": "EUR", "ユーロ": "EUR",
+    "cny": "CNY", "rmb": "CNY", "元": "CNY", "人民币": "CNY", "yuan": "CNY",
+    "jpy": "JPY", "円": "JPY", "yen": "JPY", "¥": "JPY",
+    "gbp": "GBP", "£": "GBP", "pounds": "GBP",
+    "chf": "CHF", "fr.": "CHF", "franken": "CHF",
+    "krw": "KRW", "원": "KRW", "won": "KRW",
+}  # fmt: skip
+_LATIN_WORD_END = r"(?![A-Za-zÀ-ÿ])"
+_WRITTEN_PATTERN = re.compile(
+    "|".join(
+        re.escape(word) + (_LATIN_WORD_END if word[-1].isascii() and word[-1].isalpha() else "")
+        for word in sorted(_WRITTEN, key=len, reverse=True)
+    ),
+    re.IGNORECASE,
+)
+# Written before a figure: "$12", "€ 1,2 Mio.", "US$3 billion", "USD 12", "¥1,200".
+_PREFIX = re.compile(r"(US\$|\$|€|£|¥|USD|EUR|GBP|CHF|CNY|JPY|RMB)\s?$")
+
+# Key words of a result's field that say its unit: "temp_c", "p50_ms", "revenue_eur", "distance_km".
+_KEY_UNITS: dict[str, str] = {
+    "c": "°C", "celsius": "°C", "f": "°F", "fahrenheit": "°F", "ms": "ms", "millis": "ms", "s": "s",
+    "sec": "s", "secs": "s", "seconds": "s", "min": "min", "minutes": "min", "h": "h", "hours": "h",
+    "days": "d", "mm": "mm", "cm": "cm", "km": "km", "meters": "m", "metres": "m", "kg": "kg",
+    "grams": "g", "pct": "%", "percent": "%", "percentage": "%", "usd": "USD", "eur": "EUR",
+    "cny": "CNY", "rmb": "CNY", "jpy": "JPY", "gbp": "GBP", "chf": "CHF", "krw": "KRW",
+}  # fmt: skip
+# Key words that say the field is counted in a scale: "cost_musd" (million USD), "revenue_mn", "users_k".
+_KEY_SCALES: dict[str, Decimal] = {
+    "k": Decimal(10) ** 3, "thousands": Decimal(10) ** 3, "mn": Decimal(10) ** 6, "mio": Decimal(10) ** 6,
+    "million": Decimal(10) ** 6, "millions": Decimal(10) ** 6, "musd": Decimal(10) ** 6, "meur": Decimal(10) ** 6,
+    "bn": Decimal(10) ** 9, "billion": Decimal(10) ** 9, "billions": Decimal(10) ** 9, "busd": Decimal(10) ** 9,
+    "wan": Decimal(10) ** 4, "万": Decimal(10) ** 4, "亿": Decimal(10) ** 8,
+}  # fmt: skip
+_KEY_CURRENCY_SCALED = {"musd": "USD", "meur": "EUR", "busd": "USD"}
+_KEY_WORD = re.compile(r"[a-z]+|[^\x00-\x7f]+")
+
+
+def unit_after(text: str) -> tuple[Unit | None, int]:
+    """The unit written at the start of `text` (after optional spaces), and how many characters it took."""
+    stripped = text.lstrip(" \u00a0\u202f\u2009")
+    match = _WRITTEN_PATTERN.match(stripped)
+    if match is None:
+        return None, 0
+    unit = UNITS[_WRITTEN[match.group(0).lower()]]
+    return unit, len(text) - len(stripped) + match.end()
+
+
+def unit_before(text: str) -> Unit | None:
+    """A currency written right before a figure ("$12", "€ 3")."""
+    match = _PREFIX.search(text)
+    if match is None:
+        return None
+    return UNITS[_WRITTEN.get(match.group(1).lower(), match.group(1).upper())]
+
+
+def unit_of_key(key: str) -> tuple[Unit | None, Decimal | None]:
+    """The unit and scale a result's field name says its numbers are in (None where it says nothing)."""
+    words = _KEY_WORD.findall(key.lower())
+    unit: Unit | None = None
+    scale: Decimal | None = None
+    for word in words[1:] if len(words) > 1 else words[-1:]:
+        if word in _KEY_SCALES:
+            scale = _KEY_SCALES[word]
+        if word in _KEY_CURRENCY_SCALED:
+            unit = UNITS[_KEY_CURRENCY_SCALED[word]]
+        elif word in _KEY_UNITS and (len(word) > 1 or word == words[-1]):
+            unit = UNITS[_KEY_UNITS[word]]
+    return unit, scale
+
+
+def compatible(a: Unit | None, b: Unit | None) -> bool:
+    """Unknown is compatible with anything; known units must be of one family (and one currency)."""
+    if a is None or b is None:
+        return True
+    if a.family is Family.CURRENCY or b.family is Family.CURRENCY:
+        return a == b
+    return a.family is b.family
+
+
+def convert(value: Decimal, source: Unit, target: Unit) -> Decimal | None:
+    """`value` in `source` expressed in `target`, exactly; None when they are not of one family."""
+    if source == target or (source.family is target.family and "°" in (source.code, target.code)):
+        return value
+    if source.family is not target.family or source.family in (Family.CURRENCY, Family.PERCENT):
+        return None
+    return target.from_base(source.to_base(value))
