@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 from agent.brains.base import Brain, BrainError, Message
 from agent.config import AgentConfig
-from agent.finalize import check_answer, validate_json_output
+from agent.finalize import AnswerCheck, check_answer, validate_json_output
 from agent.result import TerminationReason
 from agent.run_state import Outcome, RunState
-from agent.trace import FinalRejected, TraceEvent
+from agent.trace import DoneItemTicked, FinalRejected, TraceEvent
 
 Emit = Callable[[RunState, TraceEvent], Awaitable[None]]
 
@@ -44,6 +44,7 @@ class Closing:
         state = self._state
         state.transcript.add_draft(draft)
         check = check_answer(draft, state.sources, state.question)
+        await self._tick_from(check, step)
         done_gaps = state.checklist.gaps_for(draft)
         critic_gaps = await self._critique(draft, step, done_gaps + check.problems)
 
@@ -53,6 +54,8 @@ class Closing:
             return Verdict(Outcome.stop(TerminationReason.UNGROUNDED_ANSWER, detail))
         gaps = [*check.problems, *done_gaps, *critic_gaps]
         if gaps:
+            state.rejected_drafts += 1
+            state.last_draft = check.sentences
             by = "grounding" if check.problems else ("done" if done_gaps else "critique")
             await self._emit(state, FinalRejected(run_id=state.run_id, step=step, by=by, gaps=gaps, draft=draft))
             spin = state.detector.observe_gaps(gaps)
@@ -67,7 +70,17 @@ class Closing:
 
         if self._config.output.format == "json":
             return await self._json_output(draft, step, check.citations)
-        return Verdict(Outcome.answered(draft, check.citations))
+        return Verdict(Outcome.answered(draft, check.citations, check.grounded))
+
+    async def _tick_from(self, check: AnswerCheck, step: int) -> None:
+        """Done items the answer's verified, cited sentences name (a fact carried from the question's words)."""
+        state = self._state
+        sentences = [(s.text, s.cited) for s in check.sentences if s.verified and s.cited]
+        for item, call_id in state.checklist.tick_from_answer(sentences):
+            state.last_progress_step = step
+            await self._emit(
+                state, DoneItemTicked(run_id=state.run_id, step=step, item=item.description, tool_call_id=call_id)
+            )
 
     async def _critique(self, draft: str, step: int, known_gaps: list[str]) -> list[str]:
         """The closing critique's own gaps (beyond what the rules already found)."""
@@ -77,7 +90,14 @@ class Closing:
         evidence = "\n".join(
             f"{s.tag} {s.tool}({json.dumps(s.arguments, ensure_ascii=False)}) → {s.summary()}" for s in state.sources
         )
-        judgement = await state.critique.closing(state.question, draft, known_gaps, evidence)
+        risky = (
+            state.checklist.has_several_tasks
+            or state.failed_calls > 0
+            or state.rejected_drafts > 0
+            or self._config.output.format == "json"
+            or bool(self._config.policies)
+        )
+        judgement = await state.critique.closing(state.question, draft, known_gaps, evidence, risky=risky)
         state.count_llm(judgement.llm_tokens if judgement.llm_called else None)
         verdict = judgement.verdict
         await self._emit(state, judgement.event(state.run_id, step))

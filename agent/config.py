@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agent.limits import Limits
 from agent.policy import ToolPolicy
@@ -80,7 +80,14 @@ class InStepCritique(StrEnum):
 class CritiqueConfig(_Frozen):
     in_step: InStepCritique = InStepCritique.ON_FAILURE
     closing: bool = True
-    llm: bool = True  # ask the brain for a verdict in addition to the rule-based checks
+    # Ask the brain for a verdict besides the rule-based checks: always, never, or (auto) where it pays —
+    # several tasks, a failed call or a rejected draft, JSON output, a policy in play.
+    llm: Literal["always", "auto", "never"] = "auto"
+
+    @field_validator("llm", mode="before")
+    @classmethod
+    def _from_bool(cls, value: Any) -> Any:
+        return {True: "always", False: "never"}.get(value, value) if isinstance(value, bool) else value
 
 
 class ObservationConfig(_Frozen):
@@ -89,7 +96,9 @@ class ObservationConfig(_Frozen):
 
 
 class DoneConfig(_Frozen):
-    planner: Literal["llm", "rules"] = "llm"  # the LLM plans the checklist; rules are the fallback
+    # auto: the LLM plans risky questions (several tasks, JSON output, a policy in play), the rules the rest;
+    # llm: the LLM always (the rules stand in when it fails); rules: never the LLM.
+    planner: Literal["llm", "rules", "auto"] = "auto"
 
 
 class OutputConfig(_Frozen):

@@ -99,7 +99,9 @@ class Critique:
     def wants_closing(self) -> bool:
         return self._config.closing and self.rounds_left
 
-    async def in_step(self, question: str, batch: Sequence[ExecutedCall], open_items: Sequence[str]) -> Judgement:
+    async def in_step(
+        self, question: str, batch: Sequence[ExecutedCall], open_items: Sequence[str], *, risky: bool = True
+    ) -> Judgement:
         """After a batch: did it move towards the goal? Failures and their recovery are the gaps."""
         self.rounds += 1
         gaps = [_failure_gap(call) for call in batch if not call.observation.ok]
@@ -110,19 +112,24 @@ class Critique:
             next_action="switch_tool" if switch else "continue_react",
         )
         state = _state_text(question, open_items, batch=batch)
-        return replace(await self._with_llm(rules, state), stage="in_step", round=self.rounds)
+        return replace(await self._with_llm(rules, state, risky), stage="in_step", round=self.rounds)
 
-    async def closing(self, question: str, draft: str, gaps: Sequence[str], evidence: str) -> Judgement:
-        """Before a final is accepted: `gaps` are what the Done check and grounding already found."""
+    async def closing(
+        self, question: str, draft: str, gaps: Sequence[str], evidence: str, *, risky: bool = True
+    ) -> Judgement:
+        """Before a final is accepted: `gaps` are what the Done check and grounding already found.
+
+        `risky`: the run has several tasks, a failure, a rejected draft, JSON output or a policy in play —
+        where the LLM critic pays for its call (with `llm: auto`)."""
         self.rounds += 1
         rules = CritiqueVerdict(
             satisfied=not gaps, gaps=bounded(gaps), next_action="continue_react" if gaps else "finalize"
         )
         state = _state_text(question, gaps, draft=draft, evidence=evidence)
-        return replace(await self._with_llm(rules, state), stage="closing", round=self.rounds)
+        return replace(await self._with_llm(rules, state, risky), stage="closing", round=self.rounds)
 
-    async def _with_llm(self, rules: CritiqueVerdict, state: str) -> Judgement:
-        if not self._config.llm:
+    async def _with_llm(self, rules: CritiqueVerdict, state: str, risky: bool) -> Judgement:
+        if self._config.llm == "never" or (self._config.llm == "auto" and not risky):
             return Judgement(rules, "rules")
         messages = [Message("system", CRITIC_PROMPT), Message("user", state)]
         try:

@@ -39,35 +39,10 @@ _SENTENCE_END = re.compile(r"[。！？!?\n]+|(?<=(\S))\.(?=\s+\S)")
 _WORD_BEFORE = re.compile(r"(\S+)$")
 # "1,2 Mio. €", "ca. 180", "30. November": a point that ends no sentence.
 _ABBREVIATIONS = frozenset(
-    [
-        "ca",
-        "vs",
-        "nr",
-        "no",
-        "dr",
-        "mr",
-        "mrs",
-        "st",
-        "bzw",
-        "approx",
-        "etc",
-        "mio",
-        "mrd",
-        "tsd",
-        "bio",
-        "mds",
-        "md",
-        "z.b",
-        "e.g",
-        "i.e",
-        "inkl",
-        "ggf",
-        "usw",
-        "fr",
-        "mme",
-        "env",
-        "av",
-    ]
+    (
+        *("ca", "vs", "nr", "no", "dr", "mr", "mrs", "st", "bzw", "approx", "etc", "mio", "mrd", "tsd", "bio"),
+        *("mds", "md", "z.b", "e.g", "i.e", "inkl", "ggf", "usw", "fr", "mme", "env", "av"),
+    )
 )
 _CLAUSE = re.compile(r"[,，;；:：()（）]|\b(?:and|but|while|whereas|und|aber|et|mais|y|pero)\b")
 _DECREASE = re.compile(
@@ -87,8 +62,16 @@ class SentenceCheck:
     end: int
     text: str
     cited: list[Source] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # for the model (they quote the figures)
+    unbacked: list[tuple[int, int, str]] = field(default_factory=list)  # spans in `text` and why, for people
     facts: int = 0  # figures and dates it states
+
+    def without_unbacked(self) -> str:
+        """The sentence with every unbacked figure or date replaced by "…": it may be shown, they may not."""
+        text = self.text
+        for start, end, _ in sorted(self.unbacked, reverse=True):
+            text = text[:start] + "…" + text[end:]
+        return text
 
     @property
     def verified(self) -> bool:
@@ -116,6 +99,7 @@ class _Mention:
     leaning: bool  # rests on the previous sentence's citations (its own cites nothing)
     grounded: GroundedFigure | None = None
     operand: Operand | None = None
+    offset: int = 0  # the sentence's start in the answer: figures and dates are read sentence by sentence
 
     @property
     def text(self) -> str:
@@ -123,6 +107,13 @@ class _Mention:
             return self.figure.text
         assert self.written is not None
         return self.written.text
+
+    @property
+    def start(self) -> int:
+        """Where it stands in the whole answer."""
+        item = self.figure if self.figure is not None else self.written
+        assert item is not None
+        return self.offset + item.start
 
 
 def ground(answer: str, sources: Sequence[Source], question: str, *, today: date | None = None) -> Grounding:
@@ -158,6 +149,7 @@ def ground(answer: str, sources: Sequence[Source], question: str, *, today: date
                     # A date sets the scene of its sentence ("in October 2026, 64 nodes [1] ran 720 h [2]").
                     rests_on=after[0] if after and isinstance(item, Figure) else sentence.cited,
                     leaning=not sentence.cited,
+                    offset=start,
                 )
             )
         sentence.facts = len(dates) + len(figures)
@@ -181,7 +173,11 @@ def ground(answer: str, sources: Sequence[Source], question: str, *, today: date
         if mention.grounded is not None:
             result.grounded.append(mention.grounded)
         else:
-            sentence.problems.append(_problem(mention, sources))
+            problem = _problem(mention, sources)
+            sentence.problems.append(problem)
+            offset = len(answer[sentence.start : sentence.end]) - len(answer[sentence.start : sentence.end].lstrip())
+            start = mention.start - sentence.start - offset
+            sentence.unbacked.append((start, start + len(mention.text), _for_people(problem)))
     if sources and not result.cited:
         result.problems.append("the answer cites no tool result")
     for sentence in result.sentences:
@@ -389,6 +385,16 @@ def _problem(mention: _Mention, sources: Sequence[Source]) -> str:
     if elsewhere:
         return f"{what} is not in the result it cites ({', '.join(s.tag for s in mention.rests_on)})"
     return f"{what} appears in no tool result"
+
+
+def _for_people(problem: str) -> str:
+    """The problem without the figure in it: a figure that failed is never shown to the asker."""
+    what = "a date" if problem.startswith("the date") else "a figure"
+    if problem.endswith("without a citation"):
+        return f"{what} is stated without saying which result it comes from"
+    if "is not in the result it cites" in problem:
+        return f"{what} does not match the result it cites"
+    return f"{what} matches no tool result"
 
 
 def _found_elsewhere(mention: _Mention, sources: Sequence[Source]) -> bool:

@@ -19,11 +19,11 @@ from agent.closing import Closing
 from agent.config import AgentConfig
 from agent.context import Exchange, Transcript
 from agent.critique import Critique
-from agent.done import Evidence, evidence_text, plan
 from agent.errors import ErrorCode, InvalidQuestion
 from agent.grading import ErrorLevel, GradingTable
 from agent.limits import Limits
-from agent.observation import Observation, failure, serialise, with_hint
+from agent.observation import Observation, failure, render, serialise, with_hint
+from agent.planner import plan
 from agent.policy import Policies, call_signature, held_escalation
 from agent.recovery import RecoveryPolicy
 from agent.repeat import CallOutcome, RepeatDetector
@@ -186,7 +186,15 @@ class Agent:
     # --- the loop -------------------------------------------------------------------------------------
 
     async def _drive(self, state: RunState) -> Outcome:
-        planned = await plan(self._brain, state.question, self.tool_names, use_llm=self.config.done.planner == "llm")
+        specs = [tool.spec for name in self.tool_names if (tool := self._executor.get(name)) is not None]
+        planned = await plan(
+            self._brain,
+            state.question,
+            specs,
+            planner=self.config.done.planner,
+            json_output=self.config.output.format == "json",
+            policies=bool(self.config.policies),
+        )
         state.checklist = planned.checklist
         state.count_llm(planned.tokens if planned.llm_called else None)
         await self._emit(
@@ -330,25 +338,26 @@ class Agent:
         obs = executed.observation
         if self.config.observation.hints:
             obs = with_hint(obs, executed.tool)
-        cite = None
-        if obs.ok:
-            source = Source(
-                number=len(state.sources) + 1,
-                tool=executed.tool,
-                tool_call_id=executed.request.id,
-                step=step,
-                arguments=executed.arguments or {},
-                data=obs.data,
-            )
-            state.sources.append(source)
-            cite = source.tag
-        content = serialise(
+        number = len(state.sources) + 1
+        rendered = render(
             obs,
             max_chars=self.config.limits.max_observation_chars,
-            cite=cite,
+            cite=f"[{number}]" if obs.ok else None,
             include_hint=self.config.observation.hints,
             include_suggested_action=self.config.observation.suggested_actions,
         )
+        content = rendered.text
+        if obs.ok:  # the answer may rest on what the model was shown, not on what was cut from it
+            state.add_source(
+                Source(
+                    number=number,
+                    tool=executed.tool,
+                    tool_call_id=executed.request.id,
+                    step=step,
+                    arguments=executed.arguments or {},
+                    data=rendered.shown,
+                )
+            )
         state.transcript.add_observation(executed.request, content)
         state.tool_calls += 1
         state.retries += executed.retries
@@ -374,11 +383,8 @@ class Agent:
         )
 
     async def _tick(self, state: RunState, step: int, batch: Sequence[ExecutedCall]) -> None:
-        evidence = [
-            Evidence(call.tool, call.request.id, evidence_text(call.arguments, call.observation.data))
-            for call in batch
-            if call.observation.ok
-        ]
+        ids = {call.request.id for call in batch if call.observation.ok}
+        evidence = [ev for ev in state.evidence if ev.tool_call_id in ids]
         for item, call_id in state.checklist.tick_from(evidence):
             state.last_progress_step = step
             await self._emit(
@@ -414,7 +420,8 @@ class Agent:
             return Outcome.stop(loop, _loop_detail(loop, state, batch))
         critique = state.critique
         if critique.wants_in_step(batch, state.checklist.has_several_tasks):
-            judgement = await critique.in_step(state.question, batch, state.checklist.gaps_for(None))
+            risky = state.failed_calls > 0 or state.checklist.has_several_tasks
+            judgement = await critique.in_step(state.question, batch, state.checklist.gaps_for(None), risky=risky)
             state.count_llm(judgement.llm_tokens if judgement.llm_called else None)
             verdict = judgement.verdict
             await self._emit(state, judgement.event(state.run_id, step))

@@ -162,6 +162,32 @@ def serialise(
     include_suggested_action: bool = True,
 ) -> str:
     """One short JSON string for the model. Payloads over `max_chars` are cut, with a note of what was cut."""
+    return render(
+        observation,
+        max_chars=max_chars,
+        cite=cite,
+        include_hint=include_hint,
+        include_suggested_action=include_suggested_action,
+    ).text
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """An observation as the model sees it: the text, and the payload in it (cut like the text)."""
+
+    text: str
+    shown: Any
+
+
+def render(
+    observation: Observation,
+    *,
+    max_chars: int = DEFAULT_MAX_OBSERVATION_CHARS,
+    cite: str | None = None,
+    include_hint: bool = False,
+    include_suggested_action: bool = True,
+) -> Rendered:
+    """`serialise`, keeping the payload the model was shown: what an answer may rest on (never the cut part)."""
     body: dict[str, Any] = {"ok": observation.ok}
     if observation.ok:
         body["data"] = observation.data
@@ -178,8 +204,9 @@ def serialise(
         body["_hint"] = observation.hint
     text = _dumps(body)
     if len(text) <= max_chars:
-        return text
-    return _dumps(_cut(body, max_chars))
+        return Rendered(text, observation.data)
+    cut = _cut(body, max_chars)
+    return Rendered(_dumps(cut), cut.get("data"))
 
 
 def _cut(body: dict[str, Any], max_chars: int) -> dict[str, Any]:

@@ -128,11 +128,19 @@ class DegradedFinal(BaseModel):
     known_facts: list[str]
     citations: list[Citation]
     next_steps: list[str]
+    verified: list[str] = Field(default_factory=list)  # sentences of the last draft that passed every check
+    unchecked: list[str] = Field(default_factory=list)  # its other statements, their figures hidden, and why
 
     def render(self) -> str:
         """Plain text; front ends render their own richer forms from the fields."""
         lines = [f"Partial answer — {self.explanation}"]
-        if self.known_facts:
+        if self.verified:
+            lines.append("What I could verify:")
+            lines.extend(f"  • {sentence}" for sentence in self.verified)
+        if self.unchecked:
+            lines.append("What I could not check:")
+            lines.extend(f"  • {statement}" for statement in self.unchecked)
+        if self.known_facts and not self.verified:
             lines.append("What I found:")
             lines.extend(f"  • {fact}" for fact in self.known_facts)
         if self.completed:

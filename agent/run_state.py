@@ -13,11 +13,12 @@ from agent.brains.base import Brain, Decision, Message, ToolCallRequest
 from agent.context import Transcript
 from agent.critique import Critique
 from agent.degraded import build_degraded_final
-from agent.done import DoneChecklist, DoneItem
+from agent.done import DoneChecklist, DoneItem, Evidence, EvidenceLog
 from agent.grading import ErrorLevel
+from agent.grounding import SentenceCheck
 from agent.observation import Observation
 from agent.repeat import RepeatDetector
-from agent.result import Citation, Escalation, HeldCall, RunResult, RunStatus, TerminationReason
+from agent.result import Citation, Escalation, GroundedFigure, HeldCall, RunResult, RunStatus, TerminationReason
 from agent.source import Source
 from agent.trace import Recorder
 
@@ -42,6 +43,7 @@ class RunSnapshot(BaseModel):
     sources: list[dict[str, Any]]
     checklist: list[dict[str, Any]]
     ticks: dict[str, str | None] = Field(default_factory=dict)
+    aliases: dict[str, list[str]] = Field(default_factory=dict)  # names the question gave in two forms
     disabled: list[str] = Field(default_factory=list)
     approved: list[str] = Field(default_factory=list)  # signatures of calls people approved before
     held: list[HeldCall]
@@ -55,14 +57,15 @@ class Outcome:
     detail: str = ""
     answer: str = ""
     citations: tuple[Citation, ...] = ()
+    grounding: tuple[GroundedFigure, ...] = ()
 
     @classmethod
     def stop(cls, reason: TerminationReason, detail: str) -> Outcome:
         return cls(reason, detail)
 
     @classmethod
-    def answered(cls, answer: str, citations: Sequence[Citation]) -> Outcome:
-        return cls(TerminationReason.ANSWERED, "", answer, tuple(citations))
+    def answered(cls, answer: str, citations: Sequence[Citation], grounding: Sequence[GroundedFigure] = ()) -> Outcome:
+        return cls(TerminationReason.ANSWERED, "", answer, tuple(citations), tuple(grounding))
 
 
 @dataclass
@@ -89,11 +92,26 @@ class RunState:
     answer_repairs: int = 0
     last_progress_step: int = 0
     recording_failures: int = 0
+    failed_calls: int = 0
+    rejected_drafts: int = 0
+    evidence: list[Evidence] = field(default_factory=list)  # one per source, with what it carried along
+    last_draft: list[SentenceCheck] = field(default_factory=list)  # the last rejected draft, sentence by sentence
     started: float = field(default_factory=time.perf_counter)
+    _evidence_log: EvidenceLog = field(default_factory=EvidenceLog)
     _latest: dict[str, Observation] = field(default_factory=dict)
     _call_ids: set[str] = field(default_factory=set)
 
-    COUNTERS = ("steps", "llm_calls", "tool_calls", "retries", "llm_retries", "tokens", "answer_repairs")
+    COUNTERS = (
+        "steps",
+        "llm_calls",
+        "tool_calls",
+        "retries",
+        "llm_retries",
+        "tokens",
+        "answer_repairs",
+        "failed_calls",
+        "rejected_drafts",
+    )
 
     def snapshot(self) -> RunSnapshot:
         counters = {name: getattr(self, name) for name in self.COUNTERS}
@@ -104,9 +122,10 @@ class RunState:
             question=self.question,
             step=self.steps,
             messages=[_message_dict(m) for m in self.transcript.messages],
-            sources=[{k: v for k, v in vars(s).items() if k != "numbers"} for s in self.sources],
+            sources=[{k: v for k, v in vars(s).items() if k != "facts"} for s in self.sources],
             checklist=self.checklist.as_dicts(),
             ticks={str(index): call_id for index, call_id in self.checklist.ticks.items()},
+            aliases=self.checklist.aliases,
             disabled=sorted(self.disabled),
             approved=sorted(self.approved),
             held=list(self.held),
@@ -117,10 +136,12 @@ class RunState:
     def restore(self, snapshot: RunSnapshot) -> None:
         """Take over a held run's state (this state was made for the same run id and question)."""
         self.transcript = Transcript([_message(m) for m in snapshot.messages])
-        self.sources = [Source(**s) for s in snapshot.sources]
+        for source in snapshot.sources:
+            self.add_source(Source(**{k: v for k, v in source.items() if k != "facts"}))
         self.checklist = DoneChecklist(
             [DoneItem.model_validate(item) for item in snapshot.checklist],
             {int(index): call_id for index, call_id in snapshot.ticks.items()},
+            dict(snapshot.aliases),
         )
         self.disabled = set(snapshot.disabled)
         self.approved = set(snapshot.approved)
@@ -164,8 +185,9 @@ class RunState:
                 citations=list(outcome.citations),
                 completed=self.checklist.completed(outcome.answer),
                 missing=[],
+                grounding=list(outcome.grounding),
             )
-        degraded = build_degraded_final(reason, outcome.detail, self.checklist, self.sources)
+        degraded = build_degraded_final(reason, outcome.detail, self.checklist, self.sources, self.last_draft)
         return RunResult(
             **common,
             answer=degraded.render(),
@@ -174,6 +196,11 @@ class RunState:
             missing=degraded.missing,
             degraded=degraded,
         )
+
+    def add_source(self, source: Source) -> None:
+        """A successful observation the answer may cite; its evidence inherits what its arguments came from."""
+        self.sources.append(source)
+        self.evidence.append(self._evidence_log.add(source))
 
     def count_llm(self, tokens: int | None) -> None:
         """One LLM call made (None: no call was made)."""
@@ -199,6 +226,8 @@ class RunState:
 
     def note_outcome(self, tool: str, observation: Observation) -> None:
         self._latest[tool] = observation
+        if not observation.ok:
+            self.failed_calls += 1
 
     def all_tools_failed(self, tool_names: Sequence[str]) -> bool:
         """Nothing has worked: every tool was tried, none ever succeeded, each last failed its path (L2+)."""

@@ -16,13 +16,32 @@ async def test_critique_llm_critic_can_reject_a_final_the_rules_accept():
             {"satisfied": True, "gaps": [], "next_action": "finalize"},
         ],
     )
-    agent, recorder = make_agent(brain, [ScriptedTool("get_weather", weather_lookup)])
+    agent, recorder = make_agent(
+        brain, [ScriptedTool("get_weather", weather_lookup)], config={"critique": {"llm": "always"}}
+    )
 
     result = await agent.run(QUESTION)
 
     rejected = recorder.of(FinalRejected)
     assert [(r.by, r.gaps) for r in rejected] == [("critique", ["say whether it is cloudy"])]
     assert result.status is RunStatus.SOLVED and result.critique_rounds == 2
+
+
+async def test_critique_llm_critic_is_asked_only_where_it_pays():
+    satisfied = {"satisfied": True, "gaps": [], "next_action": "finalize"}
+    simple = replay([FETCH, {"final": "上海 28°C [1]"}], critiques=[satisfied])
+    agent, recorder = make_agent(simple, [ScriptedTool("get_weather", weather_lookup)])
+    await agent.run(QUESTION)  # one city, nothing failed: the rules suffice, no LLM call is spent
+    assert [v.source for v in recorder.of(CritiqueVerdictMade)] == ["rules"]
+
+    misspelled = {"tool": "get_weather", "args": {"city": "上嗨"}}
+    after_failure = replay([misspelled, FETCH, {"final": "上海 28°C [1]"}], critiques=[satisfied, satisfied])
+    agent, recorder = make_agent(after_failure, [ScriptedTool("get_weather", weather_lookup)])
+    await agent.run(QUESTION)  # a call failed on the way: the closing critic is asked too
+    assert [(v.stage, v.source) for v in recorder.of(CritiqueVerdictMade)] == [
+        ("in_step", "rules+llm"),
+        ("closing", "rules+llm"),
+    ]
 
 
 async def test_critique_without_a_recorded_critic_uses_the_rules_alone():

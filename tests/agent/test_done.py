@@ -1,25 +1,73 @@
-"""The Definition of Done: planned by rules when the LLM cannot, ticked only by evidence."""
+"""The Definition of Done: planned from the question's structure, ticked by what really backs each item."""
 
-from agent.done import DoneChecklist, DoneItem, Evidence, evidence_text, plan_by_rules
+from agent.done import DoneChecklist, DoneItem, EvidenceLog
+from agent.planner import plan_by_rules
+from agent.source import Source
+from agent.tools.base import ToolSpec
+
+WEATHER = [ToolSpec("get_weather", "Current weather for one city", {"type": "object"})]
 
 
 def descriptions(checklist: DoneChecklist) -> list[str]:
     return [item.description for item in checklist.items]
 
 
+def mentions(checklist: DoneChecklist) -> list[list[str]]:
+    return [item.mentions for item in checklist.items if item.kind == "evidence"]
+
+
+def evidence(*sources: Source) -> list:
+    log = EvidenceLog()
+    return [log.add(source) for source in sources]
+
+
 def test_done_rules_find_both_cities_comparison_and_advice_in_chinese():
-    checklist = plan_by_rules("查上海和北京天气，对比并给穿衣建议。", ["get_weather"])
-    assert [i.mentions for i in checklist.items if i.kind == "evidence"] == [["上海"], ["北京"]]
+    checklist = plan_by_rules("查上海和北京天气，对比并给穿衣建议。", WEATHER)
+    assert mentions(checklist) == [["上海"], ["北京"]]
     assert {i.description for i in checklist.items if i.kind == "answer"} == {
         "The answer compares them",
         "The answer gives the advice asked for",
     }
 
 
-def test_done_rules_in_english_and_for_small_talk():
-    checklist = plan_by_rules("Compare the weather in Shanghai and Beijing, what should I wear?", ["w"])
-    assert [i.mentions for i in checklist.items if i.kind == "evidence"] == [["Shanghai"], ["Beijing"]]
-    assert descriptions(plan_by_rules("hi", ["w"])) == ["The question is answered"]
+def test_done_rules_read_enumerations_in_several_languages():
+    assert mentions(plan_by_rules("Compare the weather in Shanghai and Beijing, what should I wear?", WEATHER)) == [
+        ["Shanghai"],
+        ["Beijing"],
+    ]
+    assert mentions(plan_by_rules("What's the weather in Paris, Berlin and Rome right now?", WEATHER)) == [
+        ["Paris"],
+        ["Berlin"],
+        ["Rome"],
+    ]
+    assert mentions(plan_by_rules("東京と大阪の天気は？", WEATHER)) == [["東京"], ["大阪"]]
+    assert mentions(plan_by_rules("昨天的日活和月活分别是多少？", WEATHER)) == [["日活"], ["月活"]]
+
+
+def test_done_rules_write_no_item_from_grammar_words_or_german_nouns():
+    # One thing asked about: one item that any result backs — not "Wie", "Wetter" or "Cuánto" to look up.
+    for question in ("Wie ist das Wetter in Köln?", "¿Cuántos habitantes tiene Madrid?", "Could you check Paris?"):
+        assert descriptions(plan_by_rules(question, WEATHER)) == [f"A tool result that answers “{question}”"]
+    assert mentions(plan_by_rules("How much did Zephyr Labs spend and what did it buy?", WEATHER)) == [[]]
+
+
+def test_done_rules_write_one_item_for_a_name_given_in_two_scripts():
+    checklist = plan_by_rules("北京和上海哪个冷？Compare Beijing and Shanghai.", WEATHER)
+    assert mentions(checklist) == [["北京"], ["上海"]]  # the pinyin is the same name, not two more items
+    checklist = plan_by_rules("Compare Beijing (北京) and Shanghai", WEATHER)
+    assert mentions(checklist) == [["Beijing"], ["Shanghai"]]
+    assert checklist.aliases["beijing"] == ["北京"]
+
+
+def test_done_rules_leave_small_talk_without_items():
+    for message in ("Thanks!", "Hi there!", "what can you do?", "谢谢！", "Danke dir!"):
+        assert plan_by_rules(message, WEATHER).items == []
+
+
+def test_done_rules_use_a_tools_enum_values_named_in_the_question():
+    lookup = ToolSpec("get_metric", "", {"properties": {"metric": {"type": "string", "enum": ["dau", "mau"]}}})
+    checklist = plan_by_rules("show me dau for today", [lookup])
+    assert [(i.tool, i.mentions) for i in checklist.items] == [("get_metric", ["dau"])]
 
 
 def test_done_items_are_ticked_only_by_matching_successful_evidence():
@@ -29,8 +77,41 @@ def test_done_items_are_ticked_only_by_matching_successful_evidence():
             DoneItem(description="x", kind="answer", answer_terms=["建议"]),
         ]
     )
-    assert checklist.tick_from([Evidence("calculator", "c0", evidence_text({"e": "上海"}, 1))]) == []
-    ticked = checklist.tick_from([Evidence("get_weather", "c1", evidence_text({"city": " 上海"}, {"t": 28}))])
+    assert checklist.tick_from(evidence(Source(1, "calculator", "c0", 1, {"e": "上海"}, 1))) == []
+    ticked = checklist.tick_from(evidence(Source(1, "get_weather", "c1", 1, {"city": " 上海"}, {"t": 28})))
     assert [(item.description, call) for item, call in ticked] == [("上海 weather", "c1")]
     assert checklist.missing("上海 28°C") == ["x"]
     assert checklist.missing("上海 28°C，建议穿短袖") == []
+
+
+def test_done_item_in_latin_script_is_ticked_by_a_call_in_chinese():
+    checklist = DoneChecklist([DoneItem(description="Weather in Shanghai", tool="get_weather", mentions=["Shanghai"])])
+    weather = Source(1, "get_weather", "c1", 1, {"city": "上海"}, {"city": "上海", "temp_c": 28})
+    assert [call for _, call in checklist.tick_from(evidence(weather))] == ["c1"]
+    # …but a short romanised name does not match inside other words, and another city does not count.
+    other = DoneChecklist([DoneItem(description="Weather in Xi'an", mentions=["Xian"])])
+    assert other.tick_from(evidence(Source(1, "get_weather", "c1", 1, {"city": "西宁"}, {}))) == []
+
+
+def test_done_item_is_ticked_through_an_id_carried_from_one_call_to_the_next():
+    checklist = DoneChecklist(
+        [DoneItem(description="Balance of ACME Corp's main account", tool="get_account", mentions=["ACME Corp"])]
+    )
+    found = Source(1, "find_account", "c1", 1, {"name": "ACME Corp"}, {"account_id": "acc_9f3"})
+    balance = Source(2, "get_account", "c2", 2, {"account_id": "acc_9f3"}, {"balance_eur": 1200})
+    unrelated = Source(3, "get_account", "c3", 3, {"account_id": "acc_000"}, {"balance_eur": 5})
+    log = evidence(found, unrelated, balance)
+    assert checklist.tick_from(log[:2]) == []  # neither the finder nor another account is that balance
+    assert [call for _, call in checklist.tick_from(log[2:])] == ["c2"]
+
+
+def test_done_item_is_ticked_by_a_verified_answer_sentence_citing_its_tool():
+    checklist = DoneChecklist(
+        [DoneItem(description="Satellites Zephyr Labs launched", tool="knowledge_lookup", mentions=["Zephyr Labs"])]
+    )
+    lookup = Source(1, "knowledge_lookup", "c1", 1, {"key": "satellites_launched"}, {"value": 47})
+    assert checklist.tick_from(evidence(lookup)) == []  # the company's name is in the question, not the result
+    weather = Source(2, "get_weather", "c2", 2, {"city": "Paris"}, {})
+    assert checklist.tick_from_answer([("Zephyr Labs launched 47 satellites [2]", [weather])]) == []
+    ticked = checklist.tick_from_answer([("Zephyr Labs launched 47 satellites [1]", [lookup])])
+    assert [call for _, call in ticked] == ["c1"]

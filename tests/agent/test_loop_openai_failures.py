@@ -34,7 +34,9 @@ async def test_openai_loop_llm_answering_503_every_time_ends_llm_unavailable(
 ) -> None:
     llm_server.respond_with(lambda body: FakeReply.with_status(503, "the model is overloaded"))
 
-    async with llm_agent(llm_server.base_url, builtins("calculator"), http_client, max_retries=2) as (agent, recorder):
+    async with llm_agent(
+        llm_server.base_url, builtins("calculator"), http_client, max_retries=2, done={"planner": "llm"}
+    ) as (agent, recorder):
         result = await agent.run(QUESTION)
 
     assert result.termination_reason is TerminationReason.LLM_UNAVAILABLE
@@ -47,7 +49,10 @@ async def test_openai_loop_llm_answering_503_every_time_ends_llm_unavailable(
 async def test_openai_loop_llm_refusing_connections_ends_llm_unavailable(http_client: httpx.AsyncClient) -> None:
     base_url = f"http://127.0.0.1:{closed_port()}/v1"
 
-    async with llm_agent(base_url, builtins("calculator"), http_client, max_retries=1) as (agent, recorder):
+    async with llm_agent(base_url, builtins("calculator"), http_client, max_retries=1, done={"planner": "llm"}) as (
+        agent,
+        recorder,
+    ):
         result = await agent.run(QUESTION)
 
     assert result.termination_reason is TerminationReason.LLM_UNAVAILABLE
@@ -101,7 +106,10 @@ async def test_openai_loop_garbage_every_time_ends_bounded(
 ) -> None:
     llm_server.respond_with(lambda body: reply)
 
-    async with llm_agent(llm_server.base_url, builtins("calculator"), http_client) as (agent, recorder):
+    async with llm_agent(llm_server.base_url, builtins("calculator"), http_client, done={"planner": "llm"}) as (
+        agent,
+        recorder,
+    ):
         result = await agent.run(QUESTION)
 
     assert result.status is RunStatus.DEGRADED

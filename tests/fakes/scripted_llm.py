@@ -26,7 +26,7 @@ import yaml
 from agent.brains.replay import RecordedCall, RecordedDecision, ReplayScript
 from agent.closing import REPAIR_JSON_PROMPT
 from agent.critique import CRITIC_PROMPT
-from agent.done import PLANNER_PROMPT
+from agent.planner import PLANNER_PROMPT
 from tests.fakes.llm_server import FakeReply, chat_completion
 
 Protocol = Literal["tools", "json_react"]
