@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator, Iterator
 
 import httpx
@@ -9,6 +10,13 @@ import pytest
 
 from tests.fakes.http_api import FakeHttpApi
 from tests.fakes.llm_server import FakeLLMServer
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The grounding corpus's two rates (correct answers kept, near-misses caught), when it ran."""
+    corpus = sys.modules.get("tests.agent.test_grounding_corpus")
+    for line in corpus.corpus_summary() if corpus is not None else []:
+        terminalreporter.write_line(line)
 
 
 @pytest.fixture
