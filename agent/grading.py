@@ -48,7 +48,8 @@ DEFAULT_GRADES: Mapping[str, Grade] = {
     ErrorCode.CITY_NOT_FOUND: Grade(ErrorLevel.L1, False, "retry_with_pinyin"),
     ErrorCode.MATH_ERROR: Grade(ErrorLevel.L1, False, "fix_expression"),
     ErrorCode.INVALID_RESPONSE: Grade(ErrorLevel.L1, False, "follow_the_protocol"),
-    ErrorCode.UPSTREAM_DOWN: Grade(ErrorLevel.L2, True, "switch_tool"),
+    # 502/503/504 and the like: retried within the step first (L0), then the model should switch path (L2).
+    ErrorCode.UPSTREAM_DOWN: Grade(ErrorLevel.L0, True, "switch_tool"),
     ErrorCode.BAD_RESPONSE: Grade(ErrorLevel.L2, False, "switch_tool"),
     ErrorCode.TOOL_CRASHED: Grade(ErrorLevel.L2, False, "switch_tool"),
     ErrorCode.FORBIDDEN: Grade(ErrorLevel.L3, False),

@@ -45,10 +45,16 @@ class RecoveryPolicy:
         return delay
 
     def after_exhaustion(self, observation: Observation, attempts: int) -> Observation:
-        """An L0 failure still standing after the retries becomes L2: the model should switch path."""
+        """An L0 failure still standing after every retry becomes L2: the model should switch path.
+
+        One the policy did not retry although it had budget (a server asking to wait longer than we do)
+        stays L0: the tool is not down for good, and it must not count towards "every tool failed"."""
         error = observation.error
         if observation.ok or error is None or error.level is not ErrorLevel.L0:
             return observation
+        if attempts - 1 < self.max_auto_retries and error.retryable:
+            wait = f"{error.retry_after_s:g} s" if error.retry_after_s is not None else "longer"
+            return observation.with_error(message=f"{error.message} (not retried: the server asked to wait {wait})")
         tried = "once" if attempts == 1 else f"{attempts} times"
         return observation.with_error(
             level=ErrorLevel.L2,

@@ -183,3 +183,36 @@ async def test_openai_loop_three_parallel_calls_with_one_timeout_write_back_each
     assert written_back[1][1]["error"]["code"] == "TIMEOUT"
     assert written_back[1][1]["error"]["level"] == "L2"  # retries exhausted: switch path
     assert [(c.tool_call_id, c.retries) for c in finished(recorder)] == [("call_1", 0), ("call_2", 1), ("call_3", 0)]
+
+
+async def test_openai_loop_transient_outage_is_retried_within_the_step_and_the_value_kept(
+    llm_server: FakeLLMServer, http_api: FakeHttpApi, http_client: httpx.AsyncClient
+) -> None:
+    down = ApiReply.with_json({"message": "service unavailable"}, status=503, headers={"Retry-After": "0"})
+    http_api.route("/v1/current/上海", down, ApiReply(status=502), SHANGHAI)
+    llm = serve(llm_server, {"decisions": [weather("上海"), {"final": "上海 28°C，多云 [1]。"}]})
+
+    async with agent_for(llm_server, http_api, http_client) as (agent, recorder):
+        result = await agent.run("上海天气怎么样？")
+
+    assert result.status is RunStatus.SOLVED and result.answer == "上海 28°C，多云 [1]。"
+    assert len(http_api.requests) == 3 and result.retries == 2 and result.steps == 2
+    assert [(r.attempt, r.code) for r in recorder.of(RetryScheduled)] == [(1, "UPSTREAM_DOWN"), (2, "UPSTREAM_DOWN")]
+    [(_, observation)] = tool_messages(llm.requests_of(RequestKind.DECIDE)[1])
+    assert observation["ok"] is True  # the model only ever saw the value
+
+
+async def test_openai_loop_outage_that_lasts_is_graded_l2_after_the_retries(
+    llm_server: FakeLLMServer, http_api: FakeHttpApi, http_client: httpx.AsyncClient
+) -> None:
+    http_api.route("/v1/current/上海", ApiReply(status=503))
+    serve(llm_server, {"decisions": [weather("上海"), {"give_up": "the weather service is down"}]})
+
+    async with agent_for(llm_server, http_api, http_client) as (agent, recorder):
+        result = await agent.run("上海天气怎么样？")
+
+    assert result.status is RunStatus.DEGRADED and result.termination_reason is TerminationReason.GAVE_UP
+    assert len(http_api.requests) == 3  # the first try and max_auto_retries (2)
+    [call] = finished(recorder)
+    assert (call.code, call.level, call.retries) == ("UPSTREAM_DOWN", "L2", 2)
+    assert "automatic retries exhausted" in json.loads(call.observation)["error"]["message"]

@@ -74,7 +74,7 @@ class FakeHttpApi:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._routes: dict[str, ApiReply] = {}
+        self._routes: dict[str, list[ApiReply]] = {}
         self._requests: list[ApiRequest] = []
         self.stopping = threading.Event()
         self._httpd = _HTTPServer(("127.0.0.1", 0), _RequestHandler)
@@ -93,10 +93,11 @@ class FakeHttpApi:
         with self._lock:
             return list(self._requests)
 
-    def route(self, path: str, reply: ApiReply) -> None:
-        """Answer every request to the decoded `path` (any method, any query) with `reply`."""
+    def route(self, path: str, reply: ApiReply, *then: ApiReply) -> None:
+        """Answer requests to the decoded `path` (any method, any query) with `reply`, then each of `then` in
+        turn; the last one answers every request after that."""
         with self._lock:
-            self._routes[path] = reply
+            self._routes[path] = [reply, *then]
 
     def start(self) -> FakeHttpApi:
         self._thread.start()
@@ -120,7 +121,8 @@ class FakeHttpApi:
     def _answer(self, request: ApiRequest) -> ApiReply:
         with self._lock:
             self._requests.append(request)
-            reply = self._routes.get(request.path)
+            replies = self._routes.get(request.path)
+            reply = (replies.pop(0) if len(replies) > 1 else replies[0]) if replies else None
         if reply is None:
             return ApiReply.with_json({"fake": f"no route for {request.method} {request.path}"}, status=500)
         return reply
