@@ -32,7 +32,17 @@ from agent.observation import Observation, ObservationError, normalise, plain_js
 from agent.policy import HoldCondition, Policies, ToolPolicy
 from agent.recovery import RecoveryPolicy
 from agent.repeat import RepeatDetector
-from agent.result import Citation, DegradedFinal, Escalation, HeldCall, RunResult, RunStatus, TerminationReason
+from agent.result import (
+    Citation,
+    DegradedFinal,
+    Escalation,
+    GroundedFigure,
+    GroundingRule,
+    HeldCall,
+    RunResult,
+    RunStatus,
+    TerminationReason,
+)
 from agent.run_state import RunSnapshot
 from agent.source import Source
 from agent.tools.base import FunctionTool, Tool, ToolSpec
@@ -86,6 +96,8 @@ __all__ = [
     "FinalRejected",
     "FunctionTool",
     "GradingTable",
+    "GroundedFigure",
+    "GroundingRule",
     "HeldCall",
     "HoldCondition",
     "HttpToolEntry",

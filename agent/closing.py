@@ -90,8 +90,8 @@ class Closing:
         evidence = "\n".join(
             f"{s.tag} {s.tool}({json.dumps(s.arguments, ensure_ascii=False)}) → {s.summary()}" for s in state.sources
         )
-        risky = (
-            state.checklist.has_several_tasks
+        risky = (  # where the rules' verdict is weakest: judging an answer, or a run that struggled
+            any(item.kind == "answer" and item.answer_terms for item in state.checklist.items)
             or state.failed_calls > 0
             or state.rejected_drafts > 0
             or self._config.output.format == "json"

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agent.brains.base import Message, ToolCallRequest
-from agent.wording import INVALID_REPLY, OUTPUT_JSON, QUALITY_CHECK, REPAIR_ANSWER, SYSTEM_PROMPT
+from agent.wording import FAILURE_NOTE, INVALID_REPLY, OUTPUT_JSON, QUALITY_CHECK, REPAIR_ANSWER, SYSTEM_PROMPT
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,11 @@ class Transcript:
 
     def add_draft(self, text: str) -> None:
         self.messages.append(Message("assistant", text))
+
+    def add_failure_note(self) -> None:
+        """How to read a failure, once, when the first one happens (the system prompt stays short)."""
+        if not any(m.role == "system" and m.content == FAILURE_NOTE for m in self.messages):
+            self.messages.append(Message("system", FAILURE_NOTE))
 
     def add_quality_check(self, gaps: Sequence[str]) -> None:
         self.messages.append(Message("system", QUALITY_CHECK.format(gaps="; ".join(gaps))))

@@ -14,7 +14,16 @@ import uuid
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
-from agent.brains.base import Brain, BrainError, Decision, DecisionKind, LLMUnavailable, RetryNote, ToolCallRequest
+from agent.brains.base import (
+    GIVE_UP,
+    Brain,
+    BrainError,
+    Decision,
+    DecisionKind,
+    LLMUnavailable,
+    RetryNote,
+    ToolCallRequest,
+)
 from agent.closing import Closing
 from agent.config import AgentConfig
 from agent.context import Exchange, Transcript
@@ -174,7 +183,8 @@ class Agent:
             outcome = Outcome.stop(TerminationReason.RUN_TIMEOUT, f"{limits.run_timeout_s:g}")
         except Exception as exc:  # our own bug, whatever the model said: the run still ends, honestly
             log.exception("run %s failed inside the engine", state.run_id)
-            outcome = Outcome.stop(TerminationReason.INTERNAL_ERROR, type(exc).__name__)
+            detail = f"Parley failed internally ({type(exc).__name__}; the error is in its log)"
+            outcome = Outcome.stop(TerminationReason.IRRECOVERABLE_ERROR, detail)
         except asyncio.CancelledError:
             result = state.result(Outcome.stop(TerminationReason.CANCELLED, ""), self._brain)
             await asyncio.shield(self._emit(state, RunFinished(run_id=state.run_id, result=result)))
@@ -246,6 +256,8 @@ class Agent:
     async def _decide(self, state: RunState, step: int) -> Decision:
         tools = [self._executor.get(name) for name in self.tool_names if name not in state.disabled]
         specs = [tool.spec for tool in tools if tool is not None]
+        if state.failed_calls or state.rejected_drafts:  # something to give up on: offer seed 003's give_up
+            specs.append(GIVE_UP)
         started = time.perf_counter()
         try:
             decision = await self._brain.decide(list(state.transcript.messages), specs)
@@ -395,6 +407,8 @@ class Agent:
 
     async def _check(self, state: RunState, step: int, batch: Sequence[ExecutedCall]) -> Outcome | None:
         """After the observations are written back: escalate, stop paths, brake loops, critique."""
+        if any(not call.observation.ok for call in batch):
+            state.transcript.add_failure_note()  # after the batch: tool results must follow their call
         for call in batch:
             error = call.observation.error
             if error is not None and error.level is ErrorLevel.L4:
@@ -411,7 +425,7 @@ class Agent:
                 state.disabled.add(call.tool)
         if state.disabled and state.disabled >= set(self.tool_names):
             stopped = ", ".join(sorted(state.disabled))
-            return Outcome.stop(TerminationReason.IRRECOVERABLE_ERROR, f"every tool was stopped ({stopped})")
+            return Outcome.stop(TerminationReason.IRRECOVERABLE_ERROR, f"no usable tool remained ({stopped})")
         if state.all_tools_failed(self.tool_names):
             return Outcome.stop(TerminationReason.ALL_TOOLS_FAILED, state.failure_summary())
         outcomes = [CallOutcome(c.tool, c.arguments or c.request.raw_arguments, c.observation.code) for c in batch]

@@ -125,7 +125,8 @@ def normalise(raw: Any, table: GradingTable) -> Observation:
             return reported
         if raw.get("ok") is True and set(raw) <= {"ok", "data"}:
             raw = raw.get("data")
-    return Observation(ok=True, data=plain_json(raw))
+    # Plain values only; non-finite floats are replaced where the observation is rendered (one pass, not two).
+    return Observation(ok=True, data=to_jsonable_python(raw, fallback=str))
 
 
 def _reported_failure(body: dict[str, Any], table: GradingTable) -> Observation | None:
@@ -202,18 +203,21 @@ def render(
         body["fallback_tools"] = list(observation.fallback_tools)
     if include_hint and observation.hint:
         body["_hint"] = observation.hint
-    text = _dumps(body)
+    try:
+        text = _dumps(body)
+    except ValueError:  # NaN or Infinity somewhere in the payload: strict JSON has no word for them
+        body = _finite(body)
+        text = _dumps(body)
     if len(text) <= max_chars:
-        return Rendered(text, observation.data)
-    cut = _cut(body, max_chars)
+        return Rendered(text, body.get("data"))
+    cut = _cut(body, max_chars, len(text))
     return Rendered(_dumps(cut), cut.get("data"))
 
 
-def _cut(body: dict[str, Any], max_chars: int) -> dict[str, Any]:
-    """Shrink strings and lists in the payload until it fits; say what was cut."""
+def _cut(body: dict[str, Any], max_chars: int, full_size: int) -> dict[str, Any]:
+    """Shrink strings and lists in the payload until it fits; say what was cut (`full_size`: chars in full)."""
     key = "data" if body.get("ok") else "error"
     original = body[key]
-    full_size = len(_dumps(original))
 
     def attempt(limit: int) -> dict[str, Any] | None:
         shrunk, notes = _shrink(original, limit)
@@ -235,7 +239,7 @@ def _cut(body: dict[str, Any], max_chars: int) -> dict[str, Any]:
             fitting, low = candidate, middle + 1
     if fitting is not None:
         return fitting
-    text = _dumps(original)
+    text = _dumps(original)  # one value so large that even one item of each list does not fit: rare
     room = max(0, max_chars - 200)
     return {
         **{k: v for k, v in body.items() if k != key},

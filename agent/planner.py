@@ -6,9 +6,9 @@ Beijing", "上海和北京", "東京と大阪", "Umsatz und Gewinn") become one 
 advice adds an item on the answer. A question that names one thing gets one item: some tool result backs
 the answer. Small talk gets none. Names given in two forms ("北京（Beijing）") are one item with an alias.
 
-The LLM planner is asked only where a question is risky — several tasks at once, JSON output, a policy in
-play (`planner: auto`, the default) — or always (`llm`), or never (`rules`); the rules stand in whenever
-it fails or answers something that is not a plan.
+The LLM planner is asked only where a question is risky — several asks in one message, a long question, JSON
+output, a policy in play (`planner: auto`, the default) — or always (`llm`), or never (`rules`); the rules
+stand in whenever it fails or answers something that is not a plan.
 """
 
 from __future__ import annotations
@@ -50,8 +50,8 @@ _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\ua
 # Words around a CJK name that are not part of it: the asking, the time, the particles, what is asked.
 _CJK_NOT_NAME = re.compile(
     r"请问|请|帮我|帮忙|查询|查一下|查查|查|看看|看一下|告诉我|今天|昨天|明天|现在|目前|实时|当前|去年|今年|分别|各|"
-    r"多少|几|哪个|哪些|怎么样|如何|情况|天气|气温|温度|的|是|吗|呢|了|对比|比较|"
-    r"教えて|について|今日|昨日|明日|現在|天気|気温|いくら|どう|どれ|どちら|比較|から|まで|の|は|が|を|に|で|へ|も"
+    r"一共|总共|合计|总计|加起来|各自|多少|几|哪个|哪些|谁|怎么样|如何|情况|天气|气温|温度|的|是|有|都|吗|呢|了|对比|比较|"
+    r"教えて|について|今日|昨日|明日|現在|天気|気温|いくら|どう|どれ|どちら|どっち|比較|から|まで|の|は|が|を|に|で|へ|も"
 )
 _COMPARISON = re.compile(
     r"对比|比较|相比|哪个|哪里更|比較|比べ|どちら|違い|compare|comparison|versus|\bvs\b|difference|which (?:is|one)"
@@ -60,7 +60,8 @@ _COMPARISON = re.compile(
 )
 _ADVICE = re.compile(
     r"建议|推荐|穿什么|穿衣|该穿|アドバイス|おすすめ|何を着|should i|advice|advise|recommend|suggest|what to wear"
-    r"|empfehl\w*|rat\b|ratschlag|sollte ich|conseil\w*|recommand\w*|consejo\w*|recomiend\w*|recomendaci\w*",
+    r"|\bempfehl\w*|\brat\b|\bratschlag|sollte ich|\bconseil\w*|\brecommand\w*"
+    r"|\bconsejo\w*|\brecomiend\w*|\brecomendaci\w*",
     re.IGNORECASE,
 )
 COMPARISON_TERMS = [
@@ -191,6 +192,8 @@ def _cjk_name(text: str, *, trailing: bool) -> str | None:
     if not runs:
         return None
     run = runs[-1] if trailing else runs[0]
+    if not trailing and _CJK_NOT_NAME.match(run):
+        return None  # "東京と大阪、今日は…": what follows the comma is a new clause, not a list
     pieces = [piece for piece in _CJK_NOT_NAME.split(run) if piece]
     if not pieces:
         return None
@@ -245,10 +248,12 @@ Reply with one JSON object only: {"items": [ ... ]} with 1 to 8 items, each eith
 Use the user's language for descriptions and terms. Tools: {tools}"""
 
 
-def is_risky(question: str, checklist: DoneChecklist, *, json_output: bool, policies: bool) -> bool:
-    """Where a second opinion pays: several tasks, a long question, JSON output, a policy in play."""
-    several = checklist.has_several_tasks or question.count("?") + question.count("？") > 1
-    return several or len(question) > LONG_QUESTION_CHARS or json_output or policies
+def is_risky(question: str, *, json_output: bool, policies: bool) -> bool:
+    """Where the LLM planner pays: several asks in one message, a long question, JSON output, a policy in play.
+
+    An enumeration, a comparison or a request for advice is not enough: the rules read those themselves."""
+    asks = question.count("?") + question.count("？") + len(_SENTENCE.findall(question.strip().rstrip("?？!！.。")))
+    return asks > 1 or len(question) > LONG_QUESTION_CHARS or json_output or policies
 
 
 async def plan(
@@ -266,7 +271,8 @@ async def plan(
         return PlanOutcome(rules, "rules", "small talk: no facts to back")
     if planner == "rules":
         return PlanOutcome(rules, "rules", "planner set to rules")
-    if planner == "auto" and not is_risky(question, rules, json_output=json_output, policies=policies):
+    # A replayed session replays what its model did, the plan included; a live one asks where it pays.
+    if planner == "auto" and not brain.replayed and not is_risky(question, json_output=json_output, policies=policies):
         return PlanOutcome(rules, "rules", "a simple question: planned by rules")
     names = ", ".join(tool.name for tool in tools) or "none"
     messages = [Message("system", PLANNER_PROMPT.replace("{tools}", names)), Message("user", question)]

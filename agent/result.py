@@ -39,7 +39,6 @@ class TerminationReason(StrEnum):
     LLM_UNAVAILABLE = "llm_unavailable"
     RUN_TIMEOUT = "run_timeout"
     CANCELLED = "cancelled"
-    INTERNAL_ERROR = "internal_error"  # Parley's own fault: the run ends honestly, the error is logged
 
     @property
     def status(self) -> RunStatus:

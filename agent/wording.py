@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from agent.result import TerminationReason
 
-SYSTEM_PROMPT = """You answer the user's question by calling the tools you are given.
-Rules:
-- Use tools for every fact; never invent numbers or facts. If the tools cannot provide something, say so.
-- Each successful tool result carries a "cite" tag such as [3]. Cite every fact in your answer with the tag
-  of the result it came from, right after the fact, e.g. "Shanghai is 28°C [1]".
-- A result with "ok": false is a failure, not data. Read its error code: fix your arguments (L1), switch to
-  another tool (L2), or stop using that tool (L3). Do not repeat a call that failed with the same arguments.
-- When you have everything, answer in the user's language, covering every part of the question.
-- If the question cannot be answered with the tools, give up and explain what is missing."""
+# Short on purpose: it is sent with every decision. What only matters after a failure is said then (FAILURE_NOTE).
+SYSTEM_PROMPT = """Answer from the tools' results only, in the user's language. Cite each fact with its result's \
+tag right after it, e.g. "28°C [1]". Write numbers in digits."""
 
+FAILURE_NOTE = (
+    '[Note] A result with "ok": false is a failure, not data. Fix the arguments (L1), switch tools (L2) or stop '
+    "using that tool (L3); never repeat a failed call unchanged. If the tools cannot answer, call give_up and say "
+    "what is missing."
+)
 QUALITY_CHECK = "[Quality check] Not yet satisfied: {gaps}. Continue with the plan."
 REPAIR_ANSWER = (
     "[Quality check] Your answer cannot be accepted yet: {problems}. Answer again, citing every fact with the "
@@ -36,13 +35,12 @@ EXPLANATIONS: dict[TerminationReason, str] = {
     TerminationReason.CRITIQUE_SPIN: "the same gaps remained after repeated quality checks: {detail}",
     TerminationReason.UNGROUNDED_ANSWER: "the draft answer could not be backed by tool results: {detail}",
     TerminationReason.INVALID_OUTPUT: "the answer did not match the required format: {detail}",
-    TerminationReason.IRRECOVERABLE_ERROR: "no usable tool remained: {detail}",
+    TerminationReason.IRRECOVERABLE_ERROR: "the run could not go on: {detail}",
     TerminationReason.POLICY_VIOLATION: "a policy forbids this request: {detail}",
     TerminationReason.ALL_TOOLS_FAILED: "every tool that was tried failed: {detail}",
     TerminationReason.LLM_UNAVAILABLE: "the language model could not be reached: {detail}",
     TerminationReason.RUN_TIMEOUT: "the run hit its time budget of {detail} seconds",
     TerminationReason.CANCELLED: "the run was cancelled",
-    TerminationReason.INTERNAL_ERROR: "Parley itself failed while working on this ({detail})",
 }
 
 NEXT_STEPS: dict[TerminationReason, str] = {
@@ -56,7 +54,8 @@ NEXT_STEPS: dict[TerminationReason, str] = {
     TerminationReason.CRITIQUE_SPIN: "Ask about the missing parts on their own.",
     TerminationReason.UNGROUNDED_ANSWER: "Ask again; the facts listed above are the ones the tools confirmed.",
     TerminationReason.INVALID_OUTPUT: "Ask again, or use the plain-text answer above.",
-    TerminationReason.IRRECOVERABLE_ERROR: "Ask an operator to check the tool's access rights or configuration.",
+    TerminationReason.IRRECOVERABLE_ERROR: "Ask an operator to check the tools' access rights and configuration, or "
+    "Parley's log for this run.",
     TerminationReason.POLICY_VIOLATION: "A person will review this request.",
     TerminationReason.ALL_TOOLS_FAILED: "Try again once the services are back, or ask an operator.",
     TerminationReason.LLM_UNAVAILABLE: "If the model was unreachable, try again in a few minutes; if it refused "
@@ -64,7 +63,6 @@ NEXT_STEPS: dict[TerminationReason, str] = {
     "and PARLEY_LLM_API_KEY.",
     TerminationReason.RUN_TIMEOUT: "Ask about fewer things at once, or try again later.",
     TerminationReason.CANCELLED: "Ask again if you still need the answer.",
-    TerminationReason.INTERNAL_ERROR: "Ask again; if it happens again, tell an operator the run id.",
 }
 
 NOTHING_KNOWN = "No tool returned usable data, so I cannot answer without guessing."

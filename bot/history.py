@@ -217,6 +217,9 @@ def render_trace(trace: RunTrace) -> str:
         lines.extend(
             f"  {c['marker']} {c['tool']}({json.dumps(c['arguments'], ensure_ascii=False)})" for c in run.citations
         )
+    if run.grounding:
+        lines.append("Grounded figures:")
+        lines.extend(f"  {g['figure']} — {g['rule']}: {g['how']}" for g in run.grounding)
     if run.completed and not run.degraded:  # a degraded answer already lists both
         lines.append("Completed: " + "; ".join(run.completed))
     if run.missing and not run.degraded:

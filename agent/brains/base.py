@@ -32,6 +32,15 @@ class Message:
     name: str | None = None
 
 
+# Seed 003's `give_up` action as a function a tool-calling model can call. The engine offers it once there is
+# something to give up on (a failed call, a rejected draft); the JSON-ReAct protocol always lists it.
+GIVE_UP = ToolSpec(
+    "give_up",
+    "Stop when the tools cannot answer: say what is missing and why.",
+    {"type": "object", "properties": {"reason": {"type": "string"}}, "required": ["reason"]},
+)
+
+
 class DecisionKind(StrEnum):
     TOOL_CALLS = "tool_calls"
     FINAL = "final"

@@ -7,7 +7,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from agent.brains.base import Completion, Decision, DecisionKind, Message, ToolCallRequest
+from agent.brains.base import GIVE_UP, Completion, Decision, DecisionKind, Message, ToolCallRequest
 from agent.brains.chat import ChatCompletionsClient, ChatReply
 from agent.brains.openai import parse_tool_arguments
 from agent.tools.base import ToolSpec
@@ -65,7 +65,8 @@ class JsonReactBrain:
 
 
 def render_protocol(tools: Sequence[ToolSpec]) -> str:
-    """The system prompt that teaches the JSON-ReAct reply format and lists the tools."""
+    """The system prompt that teaches the JSON-ReAct reply format and lists the tools (give_up is built in)."""
+    tools = [spec for spec in tools if spec.name != GIVE_UP.name]
     if not tools:
         return _PROTOCOL + "(none: answer with final or give_up)\n"
     return _PROTOCOL + "\n".join(_describe(spec) for spec in tools) + "\n"

@@ -8,18 +8,11 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
-from agent.brains.base import Completion, Decision, DecisionKind, Message, ToolCallRequest
+from agent.brains.base import GIVE_UP, Completion, Decision, DecisionKind, Message, ToolCallRequest
 from agent.brains.chat import ChatCompletionsClient, ChatReply, json_type_name
 from agent.tools.base import ToolSpec
 
 logger = logging.getLogger(__name__)
-
-# Seed 003's `give_up` action, offered as a function so tool-calling models can end honestly too.
-GIVE_UP = ToolSpec(
-    "give_up",
-    "Call this alone when the question cannot be answered with the tools: say what is missing and why.",
-    {"type": "object", "properties": {"reason": {"type": "string"}}, "required": ["reason"]},
-)
 
 
 class OpenAIBrain:
@@ -37,7 +30,7 @@ class OpenAIBrain:
         self.name = f"openai:{client.model}"
 
     async def decide(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Decision:
-        specs = [spec.as_openai() for spec in (*tools, GIVE_UP)]
+        specs = [spec.as_openai() for spec in tools]  # give_up among them when the engine offers it
         reply = await self._client.create(to_openai_messages(messages), tools=specs)
         return decision_from_reply(reply)
 

@@ -25,6 +25,8 @@ HELD_NOTE = "Nothing held was done. A reviewer will approve or reject it, and I'
 REVIEWING = "🧑‍⚖️ *A person will look at this.* Why: {why}"
 WHY = "Why"
 FOUND = "What I found"
+VERIFIED = "What I could verify"
+UNCHECKED = "What I could not check"
 DONE = "Done"
 MISSING = "Missing"
 NEXT_STEPS = "What you can do"
@@ -174,9 +176,12 @@ def held_call_text(tool: str, arguments: dict[str, Any]) -> str:
 def _partial(result: RunResult) -> list[dict[str, Any]]:
     degraded = result.degraded
     explanation = degraded.explanation if degraded else result.answer
+    verified = degraded.verified if degraded else []
     parts = [
         f"*{WHY}*\n{escape(explanation)}",
-        _bullets(FOUND, degraded.known_facts if degraded else []),
+        _bullets(VERIFIED, verified),
+        _bullets(UNCHECKED, degraded.unchecked if degraded else []),
+        _bullets(FOUND, degraded.known_facts if degraded and not verified else []),
         _bullets(DONE, result.completed),
         _bullets(MISSING, result.missing),
         _bullets(NEXT_STEPS, degraded.next_steps if degraded else []),

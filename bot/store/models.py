@@ -106,6 +106,7 @@ class Run(Base):
     completed: Mapped[list[Any]] = mapped_column(default=list)
     missing: Mapped[list[Any]] = mapped_column(default=list)
     done_plan: Mapped[list[Any]] = mapped_column(default=list)
+    grounding: Mapped[list[Any]] = mapped_column(default=list, server_default="[]")  # how each figure is backed
     escalation: Mapped[dict[str, Any] | None] = mapped_column(Json)
     degraded: Mapped[dict[str, Any] | None] = mapped_column(Json)
     steps: Mapped[int] = mapped_column(default=0)

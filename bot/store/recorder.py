@@ -288,6 +288,7 @@ class StoreRecorder:
                 missing=storable(result.missing),
                 escalation=storable(result.escalation.model_dump()) if result.escalation else None,
                 degraded=storable(result.degraded.model_dump()) if result.degraded else None,
+                grounding=storable([figure.model_dump() for figure in result.grounding]),
                 steps=result.steps,
                 llm_calls=result.llm_calls,
                 tool_calls=result.tool_calls,

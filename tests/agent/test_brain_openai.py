@@ -6,9 +6,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from agent.brains.base import DecisionKind, LLMUnavailable, Message, ToolCallRequest
+from agent.brains.base import GIVE_UP, DecisionKind, LLMUnavailable, Message, ToolCallRequest
 from agent.brains.chat import ChatCompletionsClient
-from agent.brains.openai import GIVE_UP, OpenAIBrain
+from agent.brains.openai import OpenAIBrain
 from agent.tools.base import ToolSpec
 from tests.fakes.llm_server import (
     FakeLLMServer,
@@ -62,7 +62,10 @@ async def test_openai_brain_parses_parallel_tool_calls_with_aligned_ids(
     assert (decision.usage.prompt_tokens, decision.usage.completion_tokens) == (120, 30)
     assert decision.retry_notes == ()
     assert decision.raw["choices"][0]["finish_reason"] == "tool_calls"
-    assert llm_server.chat_requests[0]["tools"] == [WEATHER.as_openai(), CALCULATOR.as_openai(), GIVE_UP.as_openai()]
+    assert llm_server.chat_requests[0]["tools"] == [
+        WEATHER.as_openai(),
+        CALCULATOR.as_openai(),
+    ]  # give_up: the engine's call
 
 
 async def test_openai_brain_maps_tool_calls_and_results_into_the_transcript(
@@ -234,7 +237,7 @@ async def test_openai_brain_give_up_function_ends_honestly(llm_server):
     llm_server.script(completion_with_tool_calls([("c1", "give_up", {"reason": "search is down"})]))
     brain = OpenAIBrain(ChatCompletionsClient(llm_server.base_url, "m", max_retries=0))
     try:
-        decision = await brain.decide([Message("user", "q")], [])
+        decision = await brain.decide([Message("user", "q")], [GIVE_UP])  # offered by the engine
     finally:
         await brain.aclose()
 

@@ -94,11 +94,11 @@ async def test_openai_loop_weather_shanghai_only_final_is_rejected_and_the_run_c
 
     rejected = recorder.of(FinalRejected)
     assert [(r.step, r.by) for r in rejected] == [(2, "done")]
-    assert "已获取北京天气（来自 tool）" in rejected[0].gaps
+    assert "Facts about 北京 obtained from a tool" in rejected[0].gaps  # one ask: the rules planned it
     assert "只回答了上海" in rejected[0].gaps  # the LLM critic's own gap joins the Done check's
     after_rejection = llm.requests_of(RequestKind.DECIDE)[2]
     quality_check = after_rejection["messages"][-1]
-    assert quality_check["role"] == "system" and "已获取北京天气" in quality_check["content"]
+    assert quality_check["role"] == "system" and "Facts about 北京" in quality_check["content"]
     assert result.status is RunStatus.SOLVED
     assert [c.tool for c in result.citations] == ["get_weather", "get_weather", "calculator"]
     assert [c.arguments for c in result.citations][:2] == [{"city": " 上海"}, {"city": "北京"}]
@@ -149,7 +149,10 @@ async def test_openai_loop_planner_falls_back_to_rules(
     llm = ScriptedLLM(script, unrecorded=unrecorded)
     llm_server.respond_with(llm)
 
-    async with llm_agent(llm_server.base_url, builtins("get_weather"), http_client) as (agent, recorder):
+    async with llm_agent(llm_server.base_url, builtins("get_weather"), http_client, done={"planner": "llm"}) as (
+        agent,
+        recorder,
+    ):
         result = await agent.run("查上海和北京天气，对比并给穿衣建议。")
 
     plan = recorder.of(PlanMade)[0]

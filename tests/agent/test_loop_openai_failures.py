@@ -171,7 +171,7 @@ async def test_openai_loop_unknown_tool_is_an_l3_observation(
     assert (observation["error"]["code"], observation["error"]["level"]) == ("UNKNOWN_TOOL", "L3")
     assert "get_weather" in observation["error"]["message"]
     offered = [t["function"]["name"] for t in decide[1]["tools"]]
-    assert offered == ["get_weather", "calculator", "give_up"]  # a misspelt name disables nothing
+    assert offered == ["get_weather", "calculator", "give_up"]  # a misspelt name disables nothing; give_up is offered
     assert result.status is RunStatus.SOLVED
     assert [c.tool_call_id for c in result.citations] == ["call_2"]
 

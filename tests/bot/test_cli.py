@@ -256,6 +256,9 @@ def test_ask_refuses_a_placeholder_api_key(parley: Parley, llm_server: FakeLLMSe
 )
 def test_ask_json_prints_one_run_result(parley: Parley, llm_server: FakeLLMServer, plan: str, planned_by: str) -> None:
     llm_server.respond_with(CalculatorModel(plan))
+    shipped = (REPO / "config" / "parley.yaml").read_text(encoding="utf-8")
+    config = parley.write("config/parley.yaml", shipped.replace("planner: auto", "planner: llm", 1))
+    assert "planner: llm" in config.read_text(encoding="utf-8")  # one question is no risk: only asked when told
 
     done = parley("ask", QUESTION, "--json", env=llm_env(llm_server))
 

@@ -27,6 +27,7 @@ from agent.brains.replay import RecordedCall, RecordedDecision, ReplayScript
 from agent.closing import REPAIR_JSON_PROMPT
 from agent.critique import CRITIC_PROMPT
 from agent.planner import PLANNER_PROMPT
+from agent.wording import SYSTEM_PROMPT
 from tests.fakes.llm_server import FakeReply, chat_completion
 
 Protocol = Literal["tools", "json_react"]
@@ -77,8 +78,8 @@ def classify(body: Any, *, protocol: Protocol = "tools") -> RequestKind:
         return RequestKind.CRITIQUE
     if system.startswith(_first_line(REPAIR_JSON_PROMPT)):
         return RequestKind.REPAIR
-    if protocol == "tools" and body.get("tools"):
-        return RequestKind.DECIDE
+    if protocol == "tools" and (body.get("tools") or system.startswith(SYSTEM_PROMPT[:40])):
+        return RequestKind.DECIDE  # an agent without tools decides too (no `tools` is sent then)
     if protocol == "json_react" and _JSON_REACT_PROTOCOL in system and not body.get("tools"):
         return RequestKind.DECIDE
     return RequestKind.UNKNOWN

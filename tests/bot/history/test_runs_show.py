@@ -122,8 +122,15 @@ def test_runs_show_prints_every_step_check_and_the_audit_log(store: Store) -> No
         "  text: 上海今天 28°C [1]。",
         "Sources:\n  [1] get_weather",
         "Definition of Done:\n  - 已获取上海天气（来自 tool）",
+        # which rule grounded each figure of the accepted answer
+        "Grounded figures:\n  28°C — exact: 28°C ← 28 (temp_c) in [1]\n  22°C — exact: 22°C ← 22 (temp_c) in [2]",
     ):
         assert line in text
+    assert [(g["figure"], g["rule"], g["sources"]) for g in trace["run"]["grounding"]] == [
+        ("28°C", "exact", ["[1]"]),
+        ("22°C", "exact", ["[2]"]),
+        ("6°C", "exact", ["[3]"]),
+    ]
     assert "✗ final not accepted (done): 已获取北京天气（来自 tool）" in text
     assert trace["escalations"] == []
 

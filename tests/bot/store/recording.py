@@ -48,6 +48,7 @@ def stored_result(run: Run) -> RunResult:
         duration_ms=run.duration_ms,
         escalation=run.escalation,
         degraded=run.degraded,
+        grounding=run.grounding,
         replayed=run.replayed,
         brain=run.brain,
     )

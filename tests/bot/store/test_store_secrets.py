@@ -69,7 +69,7 @@ async def run_with_secrets(
     quoting_the_key = FakeReply.with_status(500, f"upstream rejected Authorization: Bearer {API_KEY}")
     llm.inject(RequestKind.PLAN, quoting_the_key, quoting_the_key)
     llm_server.respond_with(llm)
-    config = shipped_config([account_tool(http_api.base_url)])
+    config = shipped_config([account_tool(http_api.base_url)], done={"planner": "llm"})
     tools = build_tools(config.tools, env={"SECRET_TOKEN": TOKEN}, http=http, data_dir=defaults_dir())
     client = ChatCompletionsClient(
         llm_server.base_url, "test-model", api_key=API_KEY, max_retries=1, backoff_base_s=0.01, backoff_max_s=0.02
