@@ -14,6 +14,10 @@ from datetime import datetime, timedelta
 from functools import cache
 
 MONTH_LOCALES = ("en", "de", "fr", "es", "it", "pt", "nl")
+_ANY_DIGIT = re.compile(r"\d")
+_NUMERIC_DATE = re.compile(r"\d\s*[-/.年월月]\s*\d")
+_TIME_GATE = re.compile(r"\d\s*(?:[:.时時点點]|h\s?\d|[ap]\.?\s?m)", re.IGNORECASE)
+_LETTERS = re.compile(r"[^\W\d_]+")
 
 
 Parts = tuple[int | None, int | None, int | None, int | None, int | None]  # year, month, day, hour, minute
@@ -108,8 +112,8 @@ def _abbreviations() -> frozenset[str]:
 
 @cache
 def _patterns() -> list[tuple[re.Pattern[str], str]]:
-    months = "|".join(re.escape(n) for n in sorted(_month_names(), key=len, reverse=True))
-    month = rf"(?P<month>{months})\.?"
+    # Any word here; `_date_readings` keeps only month names (one small pattern, not an alternation of 300 names).
+    month = r"(?P<month>[^\W\d_]{3,12})\.?"
     year = r"(?P<year>\d{4})"
     day = r"(?P<day>\d{1,2})"
     ordinal = r"(?:\.|st|nd|rd|th|er)?"
@@ -145,9 +149,15 @@ _DATE_TIME_GAP = re.compile(r"^[\s,，、のat um à le de]{0,12}$", re.IGNORECA
 
 def read_dates(text: str) -> list[WrittenDate]:
     """Every date and time written in `text`, in order, none overlapping."""
+    if not _ANY_DIGIT.search(text):
+        return []  # every form has a digit: most of a result's strings are done with here
     found: list[WrittenDate] = []
     taken: list[tuple[int, int]] = []
+    numeric = bool(_NUMERIC_DATE.search(text))
+    named = any(word.casefold() in _month_names() for word in _LETTERS.findall(text))
     for pattern, order in _patterns():
+        if not (named if order == "dm" else numeric):
+            continue  # cheap gates first: the big patterns run only where a date can be
         for match in pattern.finditer(text):
             if any(match.start() < end and start < match.end() for start, end in taken):
                 continue
@@ -155,7 +165,7 @@ def read_dates(text: str) -> list[WrittenDate]:
             if readings:
                 found.append(WrittenDate(match.group(0).strip(), match.start(), match.end(), readings))
                 taken.append((match.start(), match.end()))
-    for match in _TIME.finditer(text):
+    for match in _TIME.finditer(text) if _TIME_GATE.search(text) else ():
         if any(match.start() < end and start < match.end() for start, end in taken):
             continue
         reading = _time_reading(match)

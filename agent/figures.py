@@ -24,6 +24,7 @@ _FULL_WIDTH = str.maketrans("０１２３４５６７８９％－＋．", "01234
 
 _NUMBER = re.compile(
     r"""
+    (?=[-+−\d])                     # a cheap first test at every position; the look-behinds only where it passes
     (?<![A-Za-z0-9_])               # not inside a word or a code such as p50, v2, x86
     (?<![A-Za-z]-)                  # nor COVID-19, ISO-8601
     (?<![0-9][.,'])                 # nor the tail of 1.2.3 or 10.0.0.1
@@ -36,12 +37,14 @@ _NUMBER = re.compile(
     """,
     re.VERBOSE,
 )
+_ANY_DIGIT = re.compile(r"\d")
 _ORDINAL = re.compile(r"(?:st|nd|rd|th)(?![A-Za-z])")
 # "12億3456万7890円", "5亿6400万": several scaled chunks, largest first, read as one figure.
 _CJK_COMPOUND = re.compile(
     r"(?<![0-9.,])(?=(?:\d+(?:\.\d+)?[兆億亿万萬]){1,3}\d|(?:\d+(?:\.\d+)?[兆億亿万萬]){2})"
     r"(?:(?P<t>\d+(?:\.\d+)?)兆)?(?:(?P<y>\d+(?:\.\d+)?)[億亿])?(?:(?P<w>\d+(?:\.\d+)?)[万萬])?(?P<rest>\d+)?"
 )
+_CJK_SCALE = re.compile(r"\d[兆億亿万萬]")
 _COMPOUND_SCALES = {"t": Decimal(10) ** 12, "y": Decimal(10) ** 8, "w": Decimal(10) ** 4}
 # "1機あたり", "1人当たり": "per one", not a quantity someone could get wrong.
 _PER_ONE = re.compile(r"[^\d\s]{0,2}(?:あたり|当たり|当り)")
@@ -111,13 +114,15 @@ _APPROXIMATIONS_AFTER: dict[Approximation, tuple[str, ...]] = {
     Approximation.AT_LEAST: ("多", "余", "以上", "強", "+"),
     Approximation.AT_MOST: ("以下", "未満", "弱", "不到"),
 }
-_BEFORE_PATTERNS = {
-    kind: re.compile(
-        r"(?:^|[\s(（:：,，])(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + r")\s*$",
-        re.IGNORECASE,
+_BEFORE = re.compile(
+    r"(?:^|[\s(（:：,，])(?:"
+    + "|".join(
+        f"(?P<{kind.name}>" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + ")"
+        for kind, words in _APPROXIMATIONS.items()
     )
-    for kind, words in _APPROXIMATIONS.items()
-}
+    + r")\s*$",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -166,6 +171,7 @@ def normalise_digits(text: str) -> str:
 # --- which mark is the decimal one ---------------------------------------------------------------------
 
 _DECISIVE = re.compile(r"(?<![\d.,])\d[\d.,]*[.,]\d+")
+_AMBIGUOUS = re.compile(r"\d[.,]\d{3}(?!\d)")
 _COMMA_LANGUAGES = re.compile(
     r"(?<![A-Za-zÀ-ÿ])(?:der|die|das|und|ist|mit|von|für|beträgt|sind|hat|einen|eine|im|den|dem|le|la|les|et|est"
     r"|des|du|une|avec|pour|sont|el|los|las|y|es|con|para|una|son|del|il|gli|che|sono|per|um|uma|são|não|het|een"
@@ -194,6 +200,8 @@ def decimal_mark(text: str) -> str | None:
                 votes["." if dots else ","] += 1
     if votes["."] != votes[","]:
         return "." if votes["."] > votes[","] else ","
+    if not _AMBIGUOUS.search(text):
+        return None  # no figure whose reading depends on it: the language need not be guessed
     comma_words = len(_COMMA_LANGUAGES.findall(text))
     point_words = len(_POINT_LANGUAGES.findall(text))
     if comma_words == point_words:
@@ -214,7 +222,10 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
     `mark` is the text's decimal mark (`decimal_mark`); None keeps both readings of an ambiguous figure.
     `trillion_is_billion`: English "billion" (10⁹); False for German "Billion" (10¹²).
     """
-    figures = [_compound(match, text) for match in _CJK_COMPOUND.finditer(text)]
+    if not _ANY_DIGIT.search(text):
+        return []
+    percent_words = "百分之" in text
+    figures = [_compound(match, text) for match in _CJK_COMPOUND.finditer(text)] if _CJK_SCALE.search(text) else []
     taken = [(f.start, f.end) for f in figures]
     for match in _NUMBER.finditer(text):
         end = match.end()
@@ -234,7 +245,7 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
             unit, used = None, 0  # "5G", "3D": not a unit
         elif unit is None and end < len(text) and text[end].isascii() and text[end].isalpha():
             continue  # "2FA", "4K" without a scale: a name, not a quantity
-        if _PERCENT_PREFIX.search(text, 0, match.start()):
+        if percent_words and _PERCENT_PREFIX.search(text[max(0, match.start() - 6) : match.start()]):
             unit = UNITS["%"]
         end += used
         if unit is None:
@@ -345,9 +356,9 @@ def _approximation(text: str, start: int, end: int) -> Approximation:
     before = text[max(0, start - 24) : start]
     if before.rstrip().endswith(("$", "€", "£", "¥")):
         before = before.rstrip()[:-1]
-    for kind, pattern in _BEFORE_PATTERNS.items():
-        if pattern.search(before):
-            return kind
+    match = _BEFORE.search(before)
+    if match is not None:
+        return Approximation[match.lastgroup or "EXACT"]
     after = text[end : end + 4].lstrip()
     for kind, words in _APPROXIMATIONS_AFTER.items():
         if after.startswith(words):

@@ -10,39 +10,20 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
 import jsonschema
 
-from agent.grounding import SentenceCheck, ground
-from agent.result import Citation, GroundedFigure
+from agent.grounding import Grounding, ground
 from agent.source import Source
 
-
-@dataclass
-class AnswerCheck:
-    citations: list[Citation] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    grounded: list[GroundedFigure] = field(default_factory=list)
-    sentences: list[SentenceCheck] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
+AnswerCheck = Grounding  # what `check_answer` returns
 
 
 def check_answer(answer: str, sources: Sequence[Source], question: str, *, today: date | None = None) -> AnswerCheck:
     """Resolve the answer's citations and find its ungrounded figures and dates, and its uncited facts."""
-    verdict = ground(answer, sources, question, today=today)
-    cited = sorted(verdict.cited, key=lambda s: s.number)
-    return AnswerCheck(
-        citations=[source.citation() for source in cited],
-        problems=verdict.problems,
-        grounded=verdict.grounded,
-        sentences=verdict.sentences,
-    )
+    return ground(answer, sources, question, today=today)
 
 
 def validate_json_output(text: str, schema: dict[str, Any]) -> tuple[Any, list[str]]:

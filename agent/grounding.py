@@ -24,7 +24,7 @@ from datetime import date
 from agent.dates import WrittenDate, read_dates
 from agent.derivation import Operand, find_derivation
 from agent.figures import Figure, decimal_mark, german, normalise_digits, read_figures
-from agent.result import GroundedFigure, GroundingRule
+from agent.result import Citation, GroundedFigure, GroundingRule
 from agent.source import Fact, Source
 
 _TAG_GROUP = re.compile(r"\[(\d{1,4}(?:\s*[,，、]\s*\d{1,4})*)\](?:[\s,，]*\[(\d{1,4}(?:\s*[,，、]\s*\d{1,4})*)\])*")
@@ -80,12 +80,21 @@ class SentenceCheck:
 
 @dataclass
 class Grounding:
-    """The verdict on a whole answer."""
+    """The verdict on a whole answer: what it cites, what is wrong, how each figure is backed, sentence by sentence."""
 
     cited: list[Source] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     grounded: list[GroundedFigure] = field(default_factory=list)
     sentences: list[SentenceCheck] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def citations(self) -> list[Citation]:
+        """The cited results as the answer's footnotes, in tag order."""
+        return [source.citation() for source in sorted(self.cited, key=lambda s: s.number)]
 
 
 @dataclass

@@ -58,7 +58,8 @@ class SourceFacts:
         for key, leaf in _leaves(values):
             if isinstance(leaf, str):
                 facts.extend(_text_facts(key, leaf))
-                dates.extend(read_dates(normalise_digits(leaf)))
+                if any(ch.isdigit() for ch in leaf):
+                    dates.extend(read_dates(normalise_digits(leaf)))
             else:
                 facts.extend(_number_facts(key, leaf))
         ordered = sorted(facts, key=lambda f: float(f.value))
@@ -164,6 +165,8 @@ def _number_facts(key: str, number: int | float) -> Iterator[Fact]:
 
 
 def _text_facts(key: str, text: str) -> Iterator[Fact]:
+    if not any(ch.isdigit() for ch in text):
+        return
     plain = normalise_digits(text)
     for figure in read_figures(plain, mark=decimal_mark(plain)):
         primary = figure.readings[0]

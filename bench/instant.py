@@ -80,8 +80,10 @@ class InstantBrain:
         return None
 
 
-def add_tool(watch: Stopwatch, payload_kb: int = 0) -> FunctionTool:
-    rows = [{"id": i, "note": f"row {i} of the payload, " + "x" * 70} for i in range(payload_kb * 1024 // 100)]
+def add_tool(watch: Stopwatch, payload_kb: int = 0, *, payload_bytes: int | None = None) -> FunctionTool:
+    """`payload_bytes` (or `payload_kb` KiB) of JSON rows of about 100 bytes each ride along with the sum."""
+    size = payload_kb * 1024 if payload_bytes is None else payload_bytes
+    rows = [{"id": i, "note": f"row {i} of the payload, " + "x" * 70} for i in range(size // 100)]
 
     async def add(args: AddArgs) -> dict[str, Any]:
         started = time.perf_counter()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.bot.history.parley_cli import ParleyCli, ok, one_line_error
 
-HEAD = "0002"
+HEAD = "0003"
 
 
 def test_runs_list_after_db_downgrade_names_parley_db_upgrade(empty_database: ParleyCli) -> None:

@@ -1,0 +1,124 @@
+"""The fact-checker's cost: checking one 2,000-character answer against 20 cited tool results.
+
+Each result is a small JSON object of the kind teams' APIs return (a dozen fields: unit-bearing numbers,
+unrounded values, a date, text with figures in it). The answer cites all twenty and states ~60 figures the
+way strong models write them — exact, rounded, with scale words and grouping, as percentages, and derived
+(differences and sums of figures cited before them) — plus dates; every run is checked to pass.
+
+"cold" builds the sources anew for every check (their facts are read on first use, as in the first draft
+of a run); "warm" checks again against the same sources (a repaired draft). Samples are the wall time of
+one `check_answer` call.
+
+    .venv/bin/python bench/grounding_check.py [--runs 2000]
+
+Target (issue): under 5 ms p99.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import platform
+import statistics
+import time
+from collections.abc import Sequence
+
+from agent.finalize import check_answer
+from agent.source import Source
+
+TARGET_P99_MS = 5.0
+QUESTION = "How did our twenty regions do in October, and which grew most?"
+REGIONS = [
+    "Berlin", "Lisbon", "Madrid", "Paris", "Rome", "Vienna", "Prague", "Warsaw", "Oslo", "Dublin",
+    "Zurich", "Munich", "Milan", "Lyon", "Porto", "Seville", "Krakow", "Bergen", "Cork", "Basel",
+]  # fmt: skip
+
+
+def sources() -> list[Source]:
+    made = []
+    for number, region in enumerate(REGIONS, start=1):
+        data = {
+            "region": region,
+            "month": "2026-10",
+            "revenue_eur": 1_000_000 + number * 123_457,
+            "orders": 3000 + number * 17,
+            "returns_rate": round(0.01 + number / 1000, 4),
+            "p50_ms": 150 + number * 3.1415,
+            "headcount": 20 + number,
+            "growth_pct": round(1.5 + number * 0.37, 2),
+            "updated_at": f"2026-11-{number:02d}T08:15:00Z",
+            "note": f"{number * 11} new customers, {number} churned",
+        }
+        made.append(Source(number, "get_region", f"call_{number}", 1, {"region": region}, data))
+    return made
+
+
+def answer(made: Sequence[Source], limit: int = 2000) -> str:
+    first, second = made[0].data, made[1].data
+    sentences = [
+        f"{first['region']} has {first['headcount']} people [1] and {second['region']} {second['headcount']} [2], "
+        f"{first['headcount'] + second['headcount']} together.",
+        f"{first['region']}'s report is from November 1, 2026 [1].",
+    ]
+    for source in made:
+        d = source.data
+        revenue = d["revenue_eur"] / 1_000_000
+        sentences.append(
+            f"{d['region']}: revenue about €{revenue:.2f} million on {d['orders']:,} orders, "
+            f"returns {d['returns_rate'] * 100:.1f}%, growth {d['growth_pct']}% {source.tag}."
+        )
+    text = ""
+    for sentence in sentences:  # whole sentences, up to the limit
+        if len(text) + len(sentence) + 1 > limit:
+            break
+        text = f"{text} {sentence}".strip()
+    return text
+
+
+def measure(runs: int) -> tuple[list[float], list[float], int]:
+    cold: list[float] = []
+    warm: list[float] = []
+    text = answer(sources())
+    figures = 0
+    for _ in range(runs):
+        made = sources()
+        started = time.perf_counter()
+        check = check_answer(text, made, QUESTION)
+        cold.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        again = check_answer(text, made, QUESTION)
+        warm.append((time.perf_counter() - started) * 1000)
+        if not check.ok or not again.ok:
+            raise SystemExit(f"the benchmark answer did not pass: {check.problems[:3]}")
+        figures = len(check.grounded)
+    return cold, warm, figures
+
+
+def row(label: str, values: Sequence[float]) -> str:
+    ordered = sorted(values)
+    p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+    cells = [statistics.mean(values), statistics.median(values), p99, max(values)]
+    return f"{label:<10}" + "".join(f"{cell:>10.3f}" for cell in cells)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=2000)
+    args = parser.parse_args()
+    measure(20)  # warm-up: compile the patterns, load the month names
+    gc.collect()
+    gc.freeze()
+    cold, warm, figures = measure(args.runs)
+    text = answer(sources())
+    print(f"grounding check · {args.runs} runs · answer {len(text)} chars, {figures} figures and dates · 20 sources")
+    print(f"python {platform.python_version()} · {platform.machine()} · {platform.system()}")
+    print(f"{'ms':<10}{'mean':>10}{'p50':>10}{'p99':>10}{'max':>10}")
+    print(row("cold", cold))
+    print(row("warm", warm))
+    p99 = sorted(cold)[int(0.99 * len(cold))]
+    print(f"target < {TARGET_P99_MS:g} ms p99 (cold): {'met' if p99 < TARGET_P99_MS else 'NOT met'} ({p99:.3f} ms)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
