@@ -15,7 +15,7 @@ from functools import cache
 
 MONTH_LOCALES = ("en", "de", "fr", "es", "it", "pt", "nl")
 _ANY_DIGIT = re.compile(r"\d")
-_NUMERIC_DATE = re.compile(r"\d\s*[-/.年월月]\s*\d")
+_NUMERIC_DATE = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{2,4}|\d{4}-\d{2}|\d\s*[年월月]")
 _TIME_GATE = re.compile(r"\d\s*(?:[:.时時点點]|h\s?\d|[ap]\.?\s?m)", re.IGNORECASE)
 _LETTERS = re.compile(r"[^\W\d_]+")
 

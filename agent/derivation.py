@@ -13,6 +13,7 @@ import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, DivisionByZero, InvalidOperation
+from typing import NamedTuple
 
 from agent.figures import Approximation, Figure, Reading, plain
 from agent.units import Family, Unit, compatible
@@ -21,8 +22,7 @@ MAX_OPERANDS = 12  # the nearest ones; a sentence pair rarely holds more figures
 _HUNDRED = Decimal(100)
 
 
-@dataclass(frozen=True)
-class Operand:
+class Operand(NamedTuple):
     """A grounded figure the answer states (or the asker gave), as shown and as its source has it."""
 
     text: str

@@ -13,9 +13,9 @@ first ("12,5", "1.200.000", "3.14"), then by the language it is written in. A fi
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
+from typing import NamedTuple
 
 from agent.units import UNITS, Family, Unit, unit_after, unit_before
 
@@ -38,7 +38,6 @@ _NUMBER = re.compile(
     re.VERBOSE,
 )
 _ANY_DIGIT = re.compile(r"\d")
-_ORDINAL = re.compile(r"(?:st|nd|rd|th)(?![A-Za-z])")
 # "12億3456万7890円", "5亿6400万": several scaled chunks, largest first, read as one figure.
 _CJK_COMPOUND = re.compile(
     r"(?<![0-9.,])(?=(?:\d+(?:\.\d+)?[兆億亿万萬]){1,3}\d|(?:\d+(?:\.\d+)?[兆億亿万萬]){2})"
@@ -48,7 +47,6 @@ _CJK_SCALE = re.compile(r"\d[兆億亿万萬]")
 _COMPOUND_SCALES = {"t": Decimal(10) ** 12, "y": Decimal(10) ** 8, "w": Decimal(10) ** 4}
 # "1機あたり", "1人当たり": "per one", not a quantity someone could get wrong.
 _PER_ONE = re.compile(r"[^\d\s]{0,2}(?:あたり|当たり|当り)")
-_DOTTED_TAIL = re.compile(r"[.,]\d")
 
 _THOUSAND, _MILLION, _BILLION, _TRILLION = (Decimal(10) ** e for e in (3, 6, 9, 12))
 # Scale words after a figure (case-sensitive where case matters: "1.2M" is a million, "1.2 m" a length).
@@ -70,12 +68,15 @@ _SCALES: list[tuple[str, Decimal]] = [
     ("조", _TRILLION),
 ]  # fmt: skip
 _GLUED_SCALES = {"k": _THOUSAND, "K": _THOUSAND, "M": _MILLION, "B": _BILLION, "bn": _BILLION, "m": _MILLION}
-_SCALE_WORD = re.compile(
-    "|".join(
-        re.escape(word) + (r"(?![A-Za-zÀ-ÿ])" if word[-1].isalpha() and word[-1].isascii() else "")
-        for word, _ in sorted(_SCALES, key=lambda s: len(s[0]), reverse=True)
+_SCALE_WORDS: dict[str, re.Pattern[str]] = {}
+for _first in {word[0] for word, _ in _SCALES}:
+    _SCALE_WORDS[_first] = re.compile(
+        "|".join(
+            re.escape(word) + (r"(?![A-Za-zÀ-ÿ])" if word[-1].isalpha() and word[-1].isascii() else "")
+            for word, _ in sorted(_SCALES, key=lambda s: len(s[0]), reverse=True)
+            if word[0] == _first
+        )
     )
-)
 _SCALE_VALUES = dict(_SCALES)
 _GLUED_SCALE = re.compile(r"(bn|[kKMBm])(?![A-Za-z])")
 _PERCENT_PREFIX = re.compile(r"百分之\s*$")
@@ -125,8 +126,11 @@ _BEFORE = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Reading:
+_LAST_WORDS = frozenset(w.split()[-1].casefold() for words in _APPROXIMATIONS.values() for w in words)
+_CJK_LAST = tuple(w for words in _APPROXIMATIONS.values() for w in words if not w.isascii())
+
+
+class Reading(NamedTuple):
     """One way to read a figure: a value, the unit of its last shown digit, and its unit."""
 
     value: Decimal
@@ -134,8 +138,7 @@ class Reading:
     unit: Unit | None = None
 
 
-@dataclass(frozen=True)
-class Figure:
+class Figure(NamedTuple):
     """A number as written in a text: where it stands, and every way it can be read (the first is the
     figure as the writer most likely meant it)."""
 
@@ -229,10 +232,13 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
     taken = [(f.start, f.end) for f in figures]
     for match in _NUMBER.finditer(text):
         end = match.end()
-        if any(start <= match.start() < stop for start, stop in taken):
+        if taken and any(start <= match.start() < stop for start, stop in taken):
             continue
-        if _ORDINAL.match(text, end) or _DOTTED_TAIL.match(text, end):
-            continue
+        following = text[end : end + 3]
+        if following[:1] in (".", ",") and following[1:2].isdigit():
+            continue  # 1.2.3, 10.0.0.1: a version or an address
+        if following[:2] in ("st", "nd", "rd", "th") and not following[2:3].isalpha():
+            continue  # 1st, 2nd: an ordinal
         if match.group(0) == "1" and _PER_ONE.match(text, end):
             continue
         mantissas = _mantissas(match, mark)
@@ -248,7 +254,7 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
         if percent_words and _PERCENT_PREFIX.search(text[max(0, match.start() - 6) : match.start()]):
             unit = UNITS["%"]
         end += used
-        if unit is None:
+        if unit is None and match.start() > 0:
             unit = unit_before(text[max(0, match.start() - 4) : match.start()])
         approximation = _approximation(text, match.start(), end)
         readings = _readings(mantissas, scale, unit, negative, approximation)
@@ -334,7 +340,8 @@ def _scale(text: str, end: int, mantissas: list[tuple[Decimal, int]], english: b
             return _GLUED_SCALES[word], glued.end()
     spaced = text[end : end + 16]
     stripped = spaced.lstrip(" \u00a0\u202f\u2009")
-    match = _SCALE_WORD.match(stripped)
+    pattern = _SCALE_WORDS.get(stripped[:1])
+    match = pattern.match(stripped) if pattern is not None else None
     if match is None:
         return Decimal(1), end
     word = match.group(0)
@@ -353,12 +360,15 @@ def _glued_letters(text: str, end: int, used: int) -> bool:
 
 
 def _approximation(text: str, start: int, end: int) -> Approximation:
-    before = text[max(0, start - 24) : start]
-    if before.rstrip().endswith(("$", "€", "£", "¥")):
-        before = before.rstrip()[:-1]
-    match = _BEFORE.search(before)
-    if match is not None:
-        return Approximation[match.lastgroup or "EXACT"]
+    before = text[max(0, start - 24) : start].rstrip()
+    if before.endswith(("$", "€", "£", "¥")):
+        before = before[:-1].rstrip()
+    last = before.rsplit(None, 1)[-1].casefold() if before else ""
+    # Most figures follow no approximation word: one set lookup decides before any pattern runs.
+    if last in _LAST_WORDS or last.endswith(_CJK_LAST):
+        match = _BEFORE.search(before)
+        if match is not None:
+            return Approximation[match.lastgroup or "EXACT"]
     after = text[end : end + 4].lstrip()
     for kind, words in _APPROXIMATIONS_AFTER.items():
         if after.startswith(words):

@@ -233,7 +233,7 @@ def _sentences(text: str) -> list[tuple[int, int]]:
 
 def _ends_sentence(text: str, point: int) -> bool:
     """A point followed by a space ends a sentence unless it ends a number, an initial or an abbreviation."""
-    word = _WORD_BEFORE.search(text, 0, point)
+    word = _WORD_BEFORE.search(text, max(0, point - 32), point)
     if word is None:
         return True
     before = word.group(1).strip("(\"'“”*")
@@ -306,20 +306,24 @@ def _ground_directly(mention: _Mention, known: _Known) -> None:
             if fact is not None:
                 rule = _rule(figure, reading, fact)
                 how = f"{figure.text} ← {fact.shown()} in {source.tag}"
-                mention.grounded = GroundedFigure(figure=figure.text, rule=rule, how=how, sources=[source.tag])
+                mention.grounded = GroundedFigure.model_construct(
+                    figure=figure.text, rule=rule, how=how, sources=[source.tag]
+                )
                 factor = figure.readings[0].precision / reading.precision if reading.precision else 1
                 values = (figure.value, fact.value * factor) if fact.value * factor != figure.value else (figure.value,)
                 mention.operand = Operand(figure.text, values, figure.unit, figure.percent, (source.tag,))
                 return
     for asked in known.figures:
         if any(r.value == a.value for r in figure.readings for a in asked.readings):
-            mention.grounded = GroundedFigure(
+            mention.grounded = GroundedFigure.model_construct(
                 figure=figure.text, rule=GroundingRule.QUESTION, how="given in the question"
             )
             mention.operand = Operand(figure.text, (figure.value,), figure.unit, figure.percent, ())
             return
     if figure.value == known.year and figure.unit is None:
-        mention.grounded = GroundedFigure(figure=figure.text, rule=GroundingRule.QUESTION, how="the current year")
+        mention.grounded = GroundedFigure.model_construct(
+            figure=figure.text, rule=GroundingRule.QUESTION, how="the current year"
+        )
         mention.operand = Operand(figure.text, (figure.value,), None, False, ())
 
 
@@ -330,13 +334,13 @@ def _ground_date(mention: _Mention, known: _Known) -> None:
         for stated in source.facts.dates:
             if written.matches(stated):
                 how = f"{written.text} ← {stated.text} in {source.tag}"
-                mention.grounded = GroundedFigure(
+                mention.grounded = GroundedFigure.model_construct(
                     figure=written.text, rule=GroundingRule.DATE, how=how, sources=[source.tag]
                 )
                 return
     for stated in known.dates:
         if written.matches(stated):
-            mention.grounded = GroundedFigure(
+            mention.grounded = GroundedFigure.model_construct(
                 figure=written.text, rule=GroundingRule.QUESTION, how=f"{written.text}: the question's or today's date"
             )
             return
@@ -372,7 +376,7 @@ def _derive(mention: _Mention, mentions: Sequence[_Mention], text: str) -> None:
     if derivation is None:
         return
     tags = ", ".join(derivation.tags) or "the question"
-    mention.grounded = GroundedFigure(
+    mention.grounded = GroundedFigure.model_construct(
         figure=figure.text,
         rule=GroundingRule.DERIVED,
         how=f"{derivation.formula} from {tags}",

@@ -14,13 +14,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from agent.dates import WrittenDate, read_dates
 from agent.derivation import inside, interval
 from agent.figures import Approximation, Reading, decimal_mark, normalise_digits, plain, read_figures
 from agent.result import Citation, GroundingRule
-from agent.units import UNITS, Family, Unit, compatible, convert, unit_of_key
+from agent.units import Family, Unit, compatible, convert, unit_of_key
 
 _DIGITS = re.compile(r"\d{1,12}")
 MAX_LEAVES = 2000  # values looked at per result: the shown observation is small, this bounds odd shapes
@@ -28,8 +28,7 @@ _HUNDRED = Decimal(100)
 _EPSILON = 1e-9
 
 
-@dataclass(frozen=True)
-class Fact:
+class Fact(NamedTuple):
     """One way a result's value can appear in an answer."""
 
     value: Decimal
@@ -66,14 +65,31 @@ class SourceFacts:
         return cls(tuple(ordered), tuple(dates), tuple(float(f.value) for f in ordered))
 
     def find(self, reading: Reading, approximation: Approximation) -> Fact | None:
-        """A fact that, written as the figure shows it, gives this reading (units permitting)."""
+        """A fact that, written as the figure shows it, gives this reading (units permitting) — in its own
+        unit, or converted from another unit of the same kind (ms ↔ s, km ↔ m, °C ↔ °F)."""
         low, high = interval(reading, approximation)
-        start = bisect.bisect_left(self._keys, float(low) - _EPSILON * max(1.0, abs(float(low))))
-        stop = bisect.bisect_right(self._keys, float(high) + _EPSILON * max(1.0, abs(float(high))))
-        for fact in self.facts[start:stop]:
+        for fact in self._between(low, high):
             if _units_allow(reading.unit, fact) and inside(fact.value, reading, approximation):
                 return fact
+        unit = reading.unit
+        if unit is None or unit.family in (Family.CURRENCY, Family.PERCENT) or unit.code == "°":
+            return None
+        for other in {f.unit for f in self.facts if f.unit is not None and f.unit.family is unit.family}:
+            if other == unit or other.code == "°":
+                continue
+            edges = [convert(edge, unit, other) for edge in (low, high)]
+            if edges[0] is None or edges[1] is None:
+                continue
+            for fact in self._between(min(edges), max(edges)):  # type: ignore[type-var]
+                converted = convert(fact.value, other, unit) if fact.unit == other else None
+                if converted is not None and inside(converted, reading, approximation):
+                    return Fact(converted, unit, GroundingRule.CONVERTED, fact.key, fact.returned)
         return None
+
+    def _between(self, low: Decimal, high: Decimal) -> tuple[Fact, ...]:
+        start = bisect.bisect_left(self._keys, float(low) - _EPSILON * max(1.0, abs(float(low))))
+        stop = bisect.bisect_right(self._keys, float(high) + _EPSILON * max(1.0, abs(float(high))))
+        return self.facts[start:stop]
 
 
 @dataclass(frozen=True)
@@ -158,10 +174,8 @@ def _number_facts(key: str, number: int | float) -> Iterator[Fact]:
     if scale is not None:
         yield Fact(value * scale, unit, GroundingRule.SCALED, key, value)
     if unit is not None and unit.family is Family.PERCENT:
-        yield Fact(value / _HUNDRED, None, GroundingRule.PERCENT, key, value)
-    elif unit is None and value != value.to_integral_value() and abs(value) < 10:
-        yield Fact(value * _HUNDRED, UNITS["%"], GroundingRule.PERCENT, key, value)  # 0.7532 as 75.3 %
-    yield from _conversions(key, value, unit)
+        yield Fact(value / _HUNDRED, None, GroundingRule.PERCENT, key, value)  # growth_pct 2.24 as 0.0224
+    # 0.7532 as 75.3 % needs no fact of its own: a percentage figure is also read as its fraction.
 
 
 def _text_facts(key: str, text: str) -> Iterator[Fact]:
@@ -173,24 +187,10 @@ def _text_facts(key: str, text: str) -> Iterator[Fact]:
         for reading in figure.readings:
             rule = GroundingRule.PERCENT if figure.percent and reading.unit is None else GroundingRule.EXACT
             yield Fact(reading.value, reading.unit, rule, key, primary.value)
-        if primary.unit is not None:
-            yield from _conversions(key, primary.value, primary.unit)
-
-
-def _conversions(key: str, value: Decimal, unit: Unit | None) -> Iterator[Fact]:
-    if unit is None or unit.family in (Family.CURRENCY, Family.PERCENT) or unit.code == "°":
-        return
-    for other in UNITS.values():
-        if other.family is unit.family and other != unit and other.code != "°":
-            converted = convert(value, unit, other)
-            if converted is not None:
-                yield Fact(converted, other, GroundingRule.CONVERTED, key, value)
 
 
 def _units_allow(unit: Unit | None, fact: Fact) -> bool:
-    """A conversion counts only for the unit it converts to; a percentage only for a percentage."""
-    if fact.rule is GroundingRule.CONVERTED:
-        return unit is not None and unit == fact.unit
+    """A percentage counts only for a percentage; otherwise units must not contradict each other."""
     if fact.rule is GroundingRule.PERCENT and fact.unit is not None:
         return unit is not None and unit.family is Family.PERCENT
     return compatible(unit, fact.unit)

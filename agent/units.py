@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
+from functools import lru_cache
 
 
 class Family(StrEnum):
@@ -87,13 +88,21 @@ _WRITTEN: dict[str, str] = {
     "krw": "KRW", "원": "KRW", "won": "KRW",
 }  # fmt: skip
 _LATIN_WORD_END = r"(?![A-Za-zÀ-ÿ])"
-_WRITTEN_PATTERN = re.compile(
-    "|".join(
-        re.escape(word) + (_LATIN_WORD_END if word[-1].isascii() and word[-1].isalpha() else "")
-        for word in sorted(_WRITTEN, key=len, reverse=True)
-    ),
-    re.IGNORECASE,
-)
+def _by_first_char(words: list[str]) -> dict[str, re.Pattern[str]]:
+    """One small pattern per first character: a figure is followed by a unit, or by a word no unit starts with."""
+    groups: dict[str, list[str]] = {}
+    for word in sorted(words, key=len, reverse=True):
+        groups.setdefault(word[0].casefold(), []).append(word)
+    return {
+        first: re.compile(
+            "|".join(re.escape(w) + (_LATIN_WORD_END if w[-1].isascii() and w[-1].isalpha() else "") for w in group),
+            re.IGNORECASE,
+        )
+        for first, group in groups.items()
+    }
+
+
+_WRITTEN_PATTERNS = _by_first_char(list(_WRITTEN))
 # Written before a figure: "$12", "€ 1,2 Mio.", "US$3 billion", "USD 12", "¥1,200".
 _PREFIX = re.compile(r"(US\$|\$|€|£|¥|USD|EUR|GBP|CHF|CNY|JPY|RMB)\s?$")
 
@@ -119,7 +128,8 @@ _KEY_WORD = re.compile(r"[a-z]+|[^\x00-\x7f]+")
 def unit_after(text: str) -> tuple[Unit | None, int]:
     """The unit written at the start of `text` (after optional spaces), and how many characters it took."""
     stripped = text.lstrip(" \u00a0\u202f\u2009")
-    match = _WRITTEN_PATTERN.match(stripped)
+    pattern = _WRITTEN_PATTERNS.get(stripped[:1].casefold())
+    match = pattern.match(stripped) if pattern is not None else None
     if match is None:
         return None, 0
     unit = UNITS[_WRITTEN[match.group(0).lower()]]
@@ -128,12 +138,15 @@ def unit_after(text: str) -> tuple[Unit | None, int]:
 
 def unit_before(text: str) -> Unit | None:
     """A currency written right before a figure ("$12", "€ 3")."""
+    if not text.rstrip()[-1:].isalpha() and not any(sign in text for sign in "$€£¥"):
+        return None
     match = _PREFIX.search(text)
     if match is None:
         return None
     return UNITS[_WRITTEN.get(match.group(1).lower(), match.group(1).upper())]
 
 
+@lru_cache(maxsize=1024)
 def unit_of_key(key: str) -> tuple[Unit | None, Decimal | None]:
     """The unit and scale a result's field name says its numbers are in (None where it says nothing)."""
     words = _KEY_WORD.findall(key.lower())
