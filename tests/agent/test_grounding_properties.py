@@ -1,0 +1,91 @@
+"""Property tests of the fact-checker: whatever a model writes and a tool returns, checking never raises,
+and a figure no result states is never grounded."""
+
+from __future__ import annotations
+
+import os
+from decimal import Decimal
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agent.dates import read_dates
+from agent.figures import read_figures
+from agent.finalize import check_answer
+from agent.names import NamedText, aliases_in
+from agent.planner import plan_by_rules
+from agent.small_talk import is_small_talk
+from agent.source import Source
+from agent.tools.base import ToolSpec
+
+EXAMPLES = int(os.environ.get("PARLEY_HYPOTHESIS_EXAMPLES", "150"))
+CHECKS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# Text that looks like answers: figures in many forms, citation tags, dates, CJK, odd characters.
+PIECES = st.sampled_from(
+    [
+        "28 °C", "1,200,000", "1.200.000", "1 200 000", "1'200'000", "12,5", "1,2 Mio.", "120万", "1.2亿",
+        "12億3456万7890円", "75%", "0.75", "about 183 ms", "over 180", "[1]", "[2]", "[1, 2]", "[99]",
+        "（来源：get_weather）",
+        "2026-11-30", "November 30, 2026", "30.11.2026", "2026年11月30日", "8:15 UTC", "北京时间16:15", "第3",
+        "COVID-19", "v1.2.3", "$1.2M", "−5 °C", "1e400", "9" * 400, "\ud800", "\x00", "上海", "Shanghai", "。", ". ",
+        "\n", "; ", "，", " and ", " 和 ", "(", ")", "1機あたり", "百分之75", "12 km", "0.18 s", "Mrd.", "…",
+    ]
+)  # fmt: skip
+ANSWERS = st.lists(st.one_of(PIECES, st.text(max_size=20)), max_size=40).map("".join)
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**30), max_value=10**30),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=30),
+    PIECES,
+)
+JSON = st.recursive(
+    SCALARS,
+    lambda children: st.one_of(
+        st.lists(children, max_size=5), st.dictionaries(st.one_of(st.text(max_size=12), PIECES), children, max_size=5)
+    ),
+    max_leaves=25,
+)
+SOURCES = st.lists(
+    st.tuples(st.dictionaries(st.text(max_size=8), SCALARS, max_size=3), JSON), min_size=0, max_size=6
+).map(lambda results: [Source(n, "tool", f"c{n}", 1, args, data) for n, (args, data) in enumerate(results, 1)])
+
+
+@CHECKS
+@given(answer=ANSWERS, sources=SOURCES, question=ANSWERS)
+def test_grounding_check_never_raises_and_every_grounded_figure_names_a_cited_source(answer, sources, question):
+    check = check_answer(answer, sources, question)
+    tags = {source.tag for source in check.cited}
+    for grounded in check.grounded:
+        assert set(grounded.sources) <= tags | {source.tag for source in sources}
+    for sentence in check.sentences:
+        for start, end, why in sentence.unbacked:
+            assert 0 <= start <= end <= len(sentence.text) and why
+        assert sentence.without_unbacked() is not None
+
+
+@CHECKS
+@given(value=st.integers(min_value=1, max_value=10**9), data=JSON)
+def test_grounding_never_grounds_a_figure_that_no_result_or_question_states(value, data):
+    # A figure far from every number anywhere in the result cannot be a rounding, a scale or a derivation.
+    source = Source(1, "tool", "c1", 1, {}, data)
+    figures = {r.value for f in read_figures(str(data)) for r in f.readings}
+    odd = Decimal(value) * 1000 + Decimal("0.123")
+    if any(abs(odd - v) < 1000 for v in figures if v.is_finite()):
+        return
+    check = check_answer(f"The total is {odd} [1].", [source], "q")
+    assert not check.ok
+
+
+@CHECKS
+@given(text=ANSWERS)
+def test_reading_figures_dates_names_and_small_talk_never_raises(text):
+    read_figures(text)
+    read_dates(text)
+    is_small_talk(text)
+    aliases_in(text)
+    NamedText(text).names("Shanghai")
+    question = text.encode("utf-8", "replace").decode("utf-8")  # as `check_question` hands it on
+    plan_by_rules(question, [ToolSpec("get_weather", "", {"type": "object"})])
