@@ -126,6 +126,7 @@ _BEFORE = re.compile(
 )
 
 
+_AFTER_FIRST = frozenset(word[0] for words in _APPROXIMATIONS_AFTER.values() for word in words)
 _LAST_WORDS = frozenset(w.split()[-1].casefold() for words in _APPROXIMATIONS.values() for w in words)
 _CJK_LAST = tuple(w for words in _APPROXIMATIONS.values() for w in words if not w.isascii())
 
@@ -370,9 +371,10 @@ def _approximation(text: str, start: int, end: int) -> Approximation:
         if match is not None:
             return Approximation[match.lastgroup or "EXACT"]
     after = text[end : end + 4].lstrip()
-    for kind, words in _APPROXIMATIONS_AFTER.items():
-        if after.startswith(words):
-            return kind
+    if after[:1] in _AFTER_FIRST:
+        for kind, words in _APPROXIMATIONS_AFTER.items():
+            if after.startswith(words):
+                return kind
     return Approximation.EXACT
 
 

@@ -23,7 +23,7 @@ from datetime import date
 
 from agent.dates import WrittenDate, read_dates
 from agent.derivation import Operand, find_derivation
-from agent.figures import Figure, decimal_mark, german, normalise_digits, read_figures
+from agent.figures import Figure, Reading, decimal_mark, german, normalise_digits, read_figures
 from agent.result import Citation, GroundedFigure, GroundingRule
 from agent.source import Fact, Source
 
@@ -107,7 +107,23 @@ class _Mention:
     rests_on: list[Source]
     leaning: bool  # rests on the previous sentence's citations (its own cites nothing)
     grounded: GroundedFigure | None = None
-    operand: Operand | None = None
+    backing: tuple[Reading, Fact, str] | None = None  # the reading a result's fact matched, and its tag
+    derived_operand: Operand | None = None
+
+    @property
+    def operand(self) -> Operand | None:
+        """This figure as an operand of a derivation: as shown, and as its source has it (only when asked)."""
+        figure = self.figure
+        if figure is None or self.grounded is None:
+            return None
+        if self.derived_operand is not None:
+            return self.derived_operand
+        if self.backing is None:  # the asker's own figure, or the year
+            return Operand(figure.text, (figure.value,), figure.unit, figure.percent, ())
+        reading, fact, tag = self.backing
+        factor = figure.readings[0].precision / reading.precision if reading.precision else 1
+        values = (figure.value, fact.value * factor) if fact.value * factor != figure.value else (figure.value,)
+        return Operand(figure.text, values, figure.unit, figure.percent, (tag,))
     offset: int = 0  # the sentence's start in the answer: figures and dates are read sentence by sentence
 
     @property
@@ -309,22 +325,18 @@ def _ground_directly(mention: _Mention, known: _Known) -> None:
                 mention.grounded = GroundedFigure.model_construct(
                     figure=figure.text, rule=rule, how=how, sources=[source.tag]
                 )
-                factor = figure.readings[0].precision / reading.precision if reading.precision else 1
-                values = (figure.value, fact.value * factor) if fact.value * factor != figure.value else (figure.value,)
-                mention.operand = Operand(figure.text, values, figure.unit, figure.percent, (source.tag,))
+                mention.backing = (reading, fact, source.tag)
                 return
     for asked in known.figures:
         if any(r.value == a.value for r in figure.readings for a in asked.readings):
             mention.grounded = GroundedFigure.model_construct(
                 figure=figure.text, rule=GroundingRule.QUESTION, how="given in the question"
             )
-            mention.operand = Operand(figure.text, (figure.value,), figure.unit, figure.percent, ())
             return
     if figure.value == known.year and figure.unit is None:
         mention.grounded = GroundedFigure.model_construct(
             figure=figure.text, rule=GroundingRule.QUESTION, how="the current year"
         )
-        mention.operand = Operand(figure.text, (figure.value,), None, False, ())
 
 
 def _ground_date(mention: _Mention, known: _Known) -> None:
@@ -346,7 +358,7 @@ def _ground_date(mention: _Mention, known: _Known) -> None:
             return
 
 
-def _rule(figure: Figure, reading, fact: Fact) -> GroundingRule:
+def _rule(figure: Figure, reading: Reading, fact: Fact) -> GroundingRule:
     if fact.rule is not GroundingRule.EXACT:
         return fact.rule
     if figure.percent and reading.unit is None:
@@ -362,17 +374,16 @@ def _derive(mention: _Mention, mentions: Sequence[_Mention], text: str) -> None:
     figure = mention.figure
     assert figure is not None
     window = [
-        other.operand
+        operand
         for other in mentions
         if other is not mention
-        and other.operand is not None
         and mention.sentence - 1 <= other.sentence <= mention.sentence
+        and (operand := other.operand) is not None
     ]
     if len(window) < 2:
         return
-    nearest = sorted(window, key=lambda op: 0)  # kept in reading order; the window is small
     decrease = bool(_DECREASE.search(_clause(text, figure)))
-    derivation = find_derivation(figure, nearest, decrease=decrease)
+    derivation = find_derivation(figure, window, decrease=decrease)
     if derivation is None:
         return
     tags = ", ".join(derivation.tags) or "the question"
@@ -382,7 +393,7 @@ def _derive(mention: _Mention, mentions: Sequence[_Mention], text: str) -> None:
         how=f"{derivation.formula} from {tags}",
         sources=list(derivation.tags),
     )
-    mention.operand = Operand(figure.text, (figure.value,), figure.unit, figure.percent, derivation.tags)
+    mention.derived_operand = Operand(figure.text, (figure.value,), figure.unit, figure.percent, derivation.tags)
 
 
 def _clause(text: str, figure: Figure) -> str:
