@@ -16,7 +16,7 @@ from functools import cache
 MONTH_LOCALES = ("en", "de", "fr", "es", "it", "pt", "nl")
 _ANY_DIGIT = re.compile(r"\d")
 _NUMERIC_DATE = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{2,4}|\d{4}-\d{2}|\d\s*[年월月]")
-_TIME_GATE = re.compile(r"\d\s*(?:[:.时時点點]|h\s?\d|[ap]\.?\s?m)", re.IGNORECASE)
+_TIME_GATE = re.compile(r"\d:\d\d|\d\.\d\d\s*Uhr|\d\s*[ap]\.?\s?m\b|\d\s*[时時点點]|\d\s?h\s?\d\d", re.IGNORECASE)
 _LETTERS = re.compile(r"[^\W\d_]+")
 
 
@@ -145,6 +145,24 @@ _TIME = re.compile(
 )
 # A time written right after its date ("30. November 2026 um 08:15", "2026年11月30日 午前5時30分") is one moment.
 _DATE_TIME_GAP = re.compile(r"^[\s,，、のat um à le de]{0,12}$", re.IGNORECASE)
+
+
+_ISO = re.compile(
+    r"(?P<year>\d{4})-(?P<month>\d{2})(?:-(?P<day>\d{2})(?:[T ](?P<hour>\d{2}):(?P<minute>\d{2})(?::\d{2}(?:\.\d+)?)?"
+    r"(?P<offset>Z|[+-]\d{2}:?\d{2})?)?)?"
+)
+
+
+def iso_date(text: str) -> WrittenDate | None:
+    """A whole string in ISO 8601 form ("2026-10", "2026-11-30T08:15:00Z"): the way APIs write dates."""
+    match = _ISO.fullmatch(text)
+    if match is None:
+        return None
+    parts = [int(value) if value else None for value in match.group("year", "month", "day", "hour", "minute")]
+    if not 1 <= (parts[1] or 0) <= 12:
+        return None
+    offset = _offset_minutes(match.group("offset")) if match.group("offset") else None
+    return WrittenDate(text, 0, len(text), (tuple(parts),), offset)  # type: ignore[arg-type]
 
 
 def read_dates(text: str) -> list[WrittenDate]:

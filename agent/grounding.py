@@ -124,6 +124,7 @@ class _Mention:
         factor = figure.readings[0].precision / reading.precision if reading.precision else 1
         values = (figure.value, fact.value * factor) if fact.value * factor != figure.value else (figure.value,)
         return Operand(figure.text, values, figure.unit, figure.percent, (tag,))
+
     offset: int = 0  # the sentence's start in the answer: figures and dates are read sentence by sentence
 
     @property

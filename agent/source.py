@@ -11,18 +11,19 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, NamedTuple
 
-from agent.dates import WrittenDate, read_dates
+from agent.dates import WrittenDate, iso_date, read_dates
 from agent.derivation import inside, interval
 from agent.figures import Approximation, Reading, decimal_mark, normalise_digits, plain, read_figures
 from agent.result import Citation, GroundingRule
 from agent.units import Family, Unit, compatible, convert, unit_of_key
 
 _DIGITS = re.compile(r"\d{1,12}")
+_DIGIT_RUNS = re.compile(r"\d+")
 MAX_LEAVES = 2000  # values looked at per result: the shown observation is small, this bounds odd shapes
 _HUNDRED = Decimal(100)
 _EPSILON = 1e-9
@@ -42,54 +43,106 @@ class Fact(NamedTuple):
         return f"{plain(self.returned)}{where}"
 
 
-@dataclass(frozen=True)
-class SourceFacts:
-    """The values of one result, sorted for range lookups, and its dates."""
+class _Sorted:
+    """Facts ordered by value, for range lookups."""
 
-    facts: tuple[Fact, ...]
-    dates: tuple[WrittenDate, ...]
-    _keys: tuple[float, ...] = field(repr=False, default=())
+    def __init__(self, facts: list[Fact]) -> None:
+        keys = [float(fact.value) for fact in facts]
+        order = sorted(range(len(facts)), key=keys.__getitem__)
+        self.facts = tuple(facts[i] for i in order)
+        self.keys = tuple(keys[i] for i in order)
+        self.units = frozenset(fact.unit for fact in facts if fact.unit is not None)
+
+    def between(self, low: Decimal, high: Decimal) -> tuple[Fact, ...]:
+        start = bisect.bisect_left(self.keys, float(low) - _EPSILON * max(1.0, abs(float(low))))
+        stop = bisect.bisect_right(self.keys, float(high) + _EPSILON * max(1.0, abs(float(high))))
+        return self.facts[start:stop]
+
+
+class SourceFacts:
+    """The values of one result, and its dates.
+
+    Two tiers: the result's numbers are read at once; its strings ("44 new customers", "2026-11-30T08:15Z")
+    only when a figure is not among the numbers, or a date is asked for — most figures are found first.
+    """
+
+    def __init__(self, numbers: list[Fact], texts: list[tuple[str, str]]) -> None:
+        self._numbers = _Sorted(numbers)
+        self._texts = texts
+        self._text_facts: _Sorted | None = None
+        self._dates: tuple[WrittenDate, ...] | None = None
 
     @classmethod
     def of(cls, *values: Any) -> SourceFacts:
-        facts: list[Fact] = []
-        dates: list[WrittenDate] = []
+        numbers: list[Fact] = []
+        texts: list[tuple[str, str]] = []
         for key, leaf in _leaves(values):
-            if isinstance(leaf, str):
-                facts.extend(_text_facts(key, leaf))
-                if any(ch.isdigit() for ch in leaf):
-                    dates.extend(read_dates(normalise_digits(leaf)))
-            else:
-                facts.extend(_number_facts(key, leaf))
-        ordered = sorted(facts, key=lambda f: float(f.value))
-        return cls(tuple(ordered), tuple(dates), tuple(float(f.value) for f in ordered))
+            if not isinstance(leaf, str):
+                numbers.extend(_number_facts(key, leaf))
+            elif any(ch.isdigit() for ch in leaf):
+                texts.append((key, leaf))
+        return cls(numbers, texts)
+
+    @property
+    def facts(self) -> tuple[Fact, ...]:
+        return self._numbers.facts + self._strings().facts
+
+    @property
+    def dates(self) -> tuple[WrittenDate, ...]:
+        if self._dates is None:
+            self._strings()
+        assert self._dates is not None
+        return self._dates
 
     def find(self, reading: Reading, approximation: Approximation) -> Fact | None:
         """A fact that, written as the figure shows it, gives this reading (units permitting) — in its own
         unit, or converted from another unit of the same kind (ms ↔ s, km ↔ m, °C ↔ °F)."""
-        low, high = interval(reading, approximation)
-        for fact in self._between(low, high):
-            if _units_allow(reading.unit, fact) and inside(fact.value, reading, approximation):
-                return fact
-        unit = reading.unit
-        if unit is None or unit.family in (Family.CURRENCY, Family.PERCENT) or unit.code == "°":
-            return None
-        for other in {f.unit for f in self.facts if f.unit is not None and f.unit.family is unit.family}:
-            if other == unit or other.code == "°":
-                continue
-            edges = [convert(edge, unit, other) for edge in (low, high)]
-            if edges[0] is None or edges[1] is None:
-                continue
-            for fact in self._between(min(edges), max(edges)):  # type: ignore[type-var]
-                converted = convert(fact.value, other, unit) if fact.unit == other else None
-                if converted is not None and inside(converted, reading, approximation):
-                    return Fact(converted, unit, GroundingRule.CONVERTED, fact.key, fact.returned)
-        return None
+        found = _find(self._numbers, reading, approximation)
+        if found is None and self._texts:
+            found = _find(self._strings(), reading, approximation)
+        return found
 
-    def _between(self, low: Decimal, high: Decimal) -> tuple[Fact, ...]:
-        start = bisect.bisect_left(self._keys, float(low) - _EPSILON * max(1.0, abs(float(low))))
-        stop = bisect.bisect_right(self._keys, float(high) + _EPSILON * max(1.0, abs(float(high))))
-        return self.facts[start:stop]
+    def _strings(self) -> _Sorted:
+        if self._text_facts is None:
+            facts: list[Fact] = []
+            dates: list[WrittenDate] = []
+            for key, text in self._texts:
+                stamp = iso_date(text)
+                if stamp is not None:  # the commonest dated string in an API's answer: read directly
+                    facts.extend(
+                        Fact(Decimal(part), None, GroundingRule.EXACT, key, Decimal(part)) for part in _parts(text)
+                    )
+                    dates.append(stamp)
+                else:
+                    facts.extend(_text_facts(key, text))
+                    dates.extend(read_dates(normalise_digits(text)))
+            self._text_facts, self._dates = _Sorted(facts), tuple(dates)
+        return self._text_facts
+
+
+def _find(facts: _Sorted, reading: Reading, approximation: Approximation) -> Fact | None:
+    low, high = interval(reading, approximation)
+    for fact in facts.between(low, high):
+        if _units_allow(reading.unit, fact) and inside(fact.value, reading, approximation):
+            return fact
+    unit = reading.unit
+    if unit is None or unit.family in (Family.CURRENCY, Family.PERCENT) or unit.code == "°":
+        return None
+    for other in facts.units:
+        if other.family is not unit.family or other == unit or other.code == "°":
+            continue
+        edges = [convert(edge, unit, other) for edge in (low, high)]
+        if edges[0] is None or edges[1] is None:
+            continue
+        for fact in facts.between(min(edges), max(edges)):  # type: ignore[type-var]
+            converted = convert(fact.value, other, unit) if fact.unit == other else None
+            if converted is not None and inside(converted, reading, approximation):
+                return Fact(converted, unit, GroundingRule.CONVERTED, fact.key, fact.returned)
+    return None
+
+
+def _parts(text: str) -> list[int]:
+    return [int(part) for part in _DIGIT_RUNS.findall(text)]
 
 
 @dataclass(frozen=True)
@@ -139,27 +192,32 @@ def describe(data: Any) -> str:
     return str(data)
 
 
-def _leaves(value: Any, key: str = "", depth: int = 0) -> Iterator[tuple[str, Any]]:
-    count = 0
-    stack: list[tuple[str, Any, int]] = [(key, value, depth)]
-    while stack and count < MAX_LEAVES:
+def _leaves(value: Any) -> list[tuple[str, Any]]:
+    """The payload's strings and numbers, each with the name of the field it is in (depth and count bounded)."""
+    leaves: list[tuple[str, Any]] = []
+    stack: list[tuple[str, Any, int]] = [("", value, 0)]
+    while stack and len(leaves) < MAX_LEAVES:
         key, item, level = stack.pop()
-        if isinstance(item, dict):
+        if isinstance(item, str | int | float):
+            if not isinstance(item, bool):
+                leaves.append((key, item))
+        elif isinstance(item, dict):
             if level < 32:
                 named = item.get("key") if isinstance(item.get("key"), str) else None
                 for name, child in reversed(list(item.items())):
                     name = str(name)
-                    for digits in _DIGITS.findall(name):
-                        count += 1
-                        yield key, int(digits)  # a year as a key ({"2025": …}), or "seats_active_30d"
-                    # {"key": "cost_per_satellite_musd", "value": 12}: the value is named by its key
+                    # A year as a key ({"2025": …}) or a figure in a name ("seats_active_30d") is a value too.
+                    leaves.extend((key, number) for number in _numbers_in_name(name))
+                    # {"key": "cost_per_satellite_musd", "value": 12}: the value is named by its key.
                     stack.append((named if name == "value" and named else name, child, level + 1))
-        elif isinstance(item, list | tuple):
-            if level < 32:
-                stack.extend((key, child, level + 1) for child in reversed(item))
-        elif isinstance(item, str | int | float) and not isinstance(item, bool):
-            count += 1
-            yield key, item
+        elif isinstance(item, list | tuple) and level < 32:
+            stack.extend((key, child, level + 1) for child in reversed(item))
+    return leaves
+
+
+@lru_cache(maxsize=4096)
+def _numbers_in_name(name: str) -> tuple[int, ...]:
+    return tuple(int(digits) for digits in _DIGITS.findall(name)) if any(c.isdigit() for c in name) else ()
 
 
 def _number_facts(key: str, number: int | float) -> Iterator[Fact]:
@@ -179,8 +237,6 @@ def _number_facts(key: str, number: int | float) -> Iterator[Fact]:
 
 
 def _text_facts(key: str, text: str) -> Iterator[Fact]:
-    if not any(ch.isdigit() for ch in text):
-        return
     plain = normalise_digits(text)
     for figure in read_figures(plain, mark=decimal_mark(plain)):
         primary = figure.readings[0]

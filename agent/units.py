@@ -88,6 +88,8 @@ _WRITTEN: dict[str, str] = {
     "krw": "KRW", "원": "KRW", "won": "KRW",
 }  # fmt: skip
 _LATIN_WORD_END = r"(?![A-Za-zÀ-ÿ])"
+
+
 def _by_first_char(words: list[str]) -> dict[str, re.Pattern[str]]:
     """One small pattern per first character: a figure is followed by a unit, or by a word no unit starts with."""
     groups: dict[str, list[str]] = {}
@@ -138,8 +140,9 @@ def unit_after(text: str) -> tuple[Unit | None, int]:
 
 def unit_before(text: str) -> Unit | None:
     """A currency written right before a figure ("$12", "€ 3")."""
-    if not text.rstrip()[-1:].isalpha() and not any(sign in text for sign in "$€£¥"):
-        return None
+    tail = text.rstrip()
+    if not tail[-3:].isupper() and not any(sign in tail for sign in "$€£¥"):
+        return None  # no currency sign and no code such as USD right before the figure
     match = _PREFIX.search(text)
     if match is None:
         return None
