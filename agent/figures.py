@@ -21,6 +21,7 @@ from agent.units import UNITS, Family, Unit, unit_after, unit_before
 
 # Full-width digits and signs, one character for one (positions in the text stay where they were).
 _FULL_WIDTH = str.maketrans("０１２３４５６７８９％－＋．", "0123456789%-+.")
+_ANY_FULL_WIDTH = re.compile("[０-９％－＋．]")
 
 _NUMBER = re.compile(
     r"""
@@ -169,7 +170,7 @@ def plain(value: Decimal) -> str:
 
 def normalise_digits(text: str) -> str:
     """Full-width digits, percent and signs as ASCII; the length and every position stay the same."""
-    return text.translate(_FULL_WIDTH)
+    return text.translate(_FULL_WIDTH) if _ANY_FULL_WIDTH.search(text) else text
 
 
 # --- which mark is the decimal one ---------------------------------------------------------------------
