@@ -28,7 +28,8 @@ from agent.errors import ConfigError, ErrorCode, InvalidQuestion, ToolError
 from agent.grading import ErrorLevel, GradingTable
 from agent.limits import Limits
 from agent.loop import Agent, check_question
-from agent.observation import Observation, ObservationError, normalise, plain_json, serialise
+from agent.observation import Observation, ObservationError, normalise, serialise
+from agent.plain import plain_json, plain_text
 from agent.policy import HoldCondition, Policies, ToolPolicy
 from agent.recovery import RecoveryPolicy
 from agent.repeat import RepeatDetector
@@ -144,5 +145,6 @@ __all__ = [
     "check_question",
     "normalise",
     "plain_json",
+    "plain_text",
     "serialise",
 ]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from agent.brains.base import Brain, BrainError, Message
 from agent.config import AgentConfig
 from agent.finalize import AnswerCheck, check_answer, validate_json_output
+from agent.plain import plain_text
 from agent.result import TerminationReason
 from agent.run_state import Outcome, RunState
 from agent.trace import DoneItemTicked, FinalRejected, TraceEvent
@@ -122,7 +123,8 @@ class Closing:
                     [Message("system", prompt), Message("user", draft)], purpose="repair_json"
                 )
             except BrainError as exc:
-                return Verdict(Outcome.stop(TerminationReason.INVALID_OUTPUT, f"{problems[0]} (repair failed: {exc})"))
+                detail = plain_text(f"{problems[0]} (repair failed: {exc})")
+                return Verdict(Outcome.stop(TerminationReason.INVALID_OUTPUT, detail))
             state.count_llm(completion.usage.total)
             value, problems = validate_json_output(completion.text, schema)
             if problems:

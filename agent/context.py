@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agent.brains.base import Message, ToolCallRequest
+from agent.plain import plain_text
 from agent.wording import FAILURE_NOTE, INVALID_REPLY, OUTPUT_JSON, QUALITY_CHECK, REPAIR_ANSWER, SYSTEM_PROMPT
 
 
@@ -34,9 +35,9 @@ class Transcript:
         if output_schema:
             system += "\n" + OUTPUT_JSON.format(schema=json.dumps(output_schema, ensure_ascii=False))
         messages = [Message("system", system)]
-        for exchange in history:
-            messages.append(Message("user", exchange.question))
-            messages.append(Message("assistant", exchange.answer))
+        for exchange in history:  # from a store or a thread: made plain like everything else that enters
+            messages.append(Message("user", plain_text(exchange.question)))
+            messages.append(Message("assistant", plain_text(exchange.answer)))
         messages.append(Message("user", question))
         return cls(messages)
 

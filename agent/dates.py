@@ -76,7 +76,10 @@ class WrittenDate:
                 total = (hour * 60 + minute + shift.days * 1440 + shift.seconds // 60) % 1440
                 moved.append((None, None, None, total // 60, total % 60))
                 continue
-            at = datetime(year, month, day, hour % 24, minute) + shift
+            try:
+                at = datetime(year, month, day, hour % 24, minute) + shift
+            except (ValueError, OverflowError):
+                continue  # 30 February, year 0, past 9999: no moment to move
             moved.append((at.year, at.month, at.day, at.hour, at.minute))
         return moved
 

@@ -39,6 +39,7 @@ _NUMBER = re.compile(
     re.VERBOSE,
 )
 _ANY_DIGIT = re.compile(r"\d")
+MAX_FIGURE_CHARS = 40
 # "12億3456万7890円", "5亿6400万": several scaled chunks, largest first, read as one figure.
 _CJK_COMPOUND = re.compile(
     r"(?<![0-9.,])(?=(?:\d+(?:\.\d+)?[兆億亿万萬]){1,3}\d|(?:\d+(?:\.\d+)?[兆億亿万萬]){2})"
@@ -243,6 +244,8 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
             continue  # 1st, 2nd: an ordinal
         if match.group(0) == "1" and _PER_ONE.match(text, end):
             continue
+        if end - match.start() > MAX_FIGURE_CHARS:
+            continue  # a 40-digit run is an identifier or a hash, not a quantity anyone states
         mantissas = _mantissas(match, mark)
         if not mantissas:
             continue
@@ -405,6 +408,6 @@ def _precision(mantissa: Decimal, decimals: int, approximation: Approximation) -
         return Decimal(1).scaleb(-decimals)
     if approximation is Approximation.EXACT or mantissa == 0:
         return Decimal(1)
-    digits = str(int(mantissa))
-    zeros = len(digits) - len(digits.rstrip("0"))
+    digits = mantissa.as_tuple().digits
+    zeros = len(digits) - len("".join(map(str, digits)).rstrip("0"))
     return Decimal(1).scaleb(zeros)

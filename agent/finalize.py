@@ -34,8 +34,10 @@ def validate_json_output(text: str, schema: dict[str, Any]) -> tuple[Any, list[s
         candidate = fenced.group(1)
     try:
         value = json.loads(candidate)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         return None, [f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]
+    except (ValueError, RecursionError) as exc:  # nested past reading, or a number Python will not read
+        return None, [f"not usable JSON: {type(exc).__name__}"]
     validator = jsonschema.Draft202012Validator(schema)
     problems = [
         f"{'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {error.message}"

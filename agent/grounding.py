@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from agent.dates import WrittenDate, read_dates
-from agent.derivation import Operand, find_derivation
+from agent.derivation import MAX_OPERANDS, Operand, find_derivation
 from agent.figures import Figure, Reading, decimal_mark, german, normalise_digits, read_figures
 from agent.result import Citation, GroundedFigure, GroundingRule
 from agent.source import Fact, Source
@@ -44,7 +44,7 @@ _ABBREVIATIONS = frozenset(
         *("mds", "md", "z.b", "e.g", "i.e", "inkl", "ggf", "usw", "fr", "mme", "env", "av"),
     )
 )
-_CLAUSE = re.compile(r"[,，;；:：()（）]|\b(?:and|but|while|whereas|und|aber|et|mais|y|pero)\b")
+MAX_DERIVED = 200  # figures tried as derivations per answer: an answer repeating one number cannot stall a run
 _DECREASE = re.compile(
     r"\b(?:down|fell|fall(?:en|s)?|drop(?:ped|s)?|declin\w*|decreas\w*|lower|less|cheaper|colder|cooler|shorter"
     r"|smaller|fewer|reduc\w*|shr[aiu]nk\w*|loss|gesunken|gefallen|sank|Rückgang|weniger|niedriger|kälter|kleiner"
@@ -191,9 +191,16 @@ def ground(answer: str, sources: Sequence[Source], question: str, *, today: date
     for mention in mentions:
         _ground_directly(mention, asked)
     for _ in range(2):  # a second pass lets a derived figure be an operand of the next ("12 …, that is 75 %")
+        pending = [m for m in mentions if m.grounded is None and m.figure is not None][:MAX_DERIVED]
+        if not pending:
+            break
+        by_sentence: dict[int, list[_Mention]] = {}
         for mention in mentions:
-            if mention.grounded is None and mention.figure is not None:
-                _derive(mention, mentions, text)
+            if mention.grounded is not None and mention.figure is not None:
+                by_sentence.setdefault(mention.sentence, []).append(mention)
+        for mention in pending:
+            around = by_sentence.get(mention.sentence - 1, []) + by_sentence.get(mention.sentence, [])
+            _derive(mention, around, text)
     for mention in mentions:
         sentence = result.sentences[mention.sentence]
         if mention.grounded is not None:
@@ -371,16 +378,13 @@ def _rule(figure: Figure, reading: Reading, fact: Fact) -> GroundingRule:
     return GroundingRule.EXACT
 
 
-def _derive(mention: _Mention, mentions: Sequence[_Mention], text: str) -> None:
+def _derive(mention: _Mention, around: Sequence[_Mention], text: str) -> None:
+    """Ground `mention` as a derivation of the grounded figures `around` it (this sentence and the one before)."""
     figure = mention.figure
     assert figure is not None
-    window = [
-        operand
-        for other in mentions
-        if other is not mention
-        and mention.sentence - 1 <= other.sentence <= mention.sentence
-        and (operand := other.operand) is not None
-    ]
+    closest = sorted(around, key=lambda other: abs(other.start - mention.start))[:MAX_OPERANDS]
+    nearest = sorted(closest, key=lambda other: other.start)  # in reading order, as the formula is written
+    window = [operand for other in nearest if (operand := other.operand) is not None]
     if len(window) < 2:
         return
     decrease = bool(_DECREASE.search(_clause(text, figure)))

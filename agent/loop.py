@@ -32,6 +32,7 @@ from agent.errors import ErrorCode, InvalidQuestion
 from agent.grading import ErrorLevel, GradingTable
 from agent.limits import Limits
 from agent.observation import Observation, failure, render, serialise, with_hint
+from agent.plain import plain_decision, plain_json, plain_text
 from agent.planner import plan
 from agent.policy import Policies, call_signature, held_escalation
 from agent.recovery import RecoveryPolicy
@@ -189,7 +190,13 @@ class Agent:
             result = state.result(Outcome.stop(TerminationReason.CANCELLED, ""), self._brain)
             await asyncio.shield(self._emit(state, RunFinished(run_id=state.run_id, result=result)))
             raise
-        result = state.result(outcome, self._brain)
+        try:
+            result = state.result(outcome, self._brain)
+        except Exception as exc:  # the outcome could not be described: describe the failure instead
+            log.exception("run %s: its result could not be built", state.run_id)
+            state.last_draft = []
+            detail = f"Parley failed internally ({type(exc).__name__}; the error is in its log)"
+            result = state.result(Outcome.stop(TerminationReason.IRRECOVERABLE_ERROR, detail), self._brain)
         await self._emit(state, RunFinished(run_id=state.run_id, result=result))
         return result
 
@@ -234,7 +241,7 @@ class Agent:
             try:
                 decision = await self._decide(state, step)
             except BrainError as exc:
-                return Outcome.stop(TerminationReason.LLM_UNAVAILABLE, str(exc))
+                return Outcome.stop(TerminationReason.LLM_UNAVAILABLE, plain_text(str(exc)))
             if decision.kind is DecisionKind.GIVE_UP:
                 return Outcome.stop(TerminationReason.GAVE_UP, decision.text or "no reason given")
             if decision.kind is DecisionKind.FINAL:
@@ -267,7 +274,7 @@ class Agent:
             raise
         state.count_llm(decision.usage.total)
         await self._note_llm_retries(state, decision.retry_notes)
-        decision = state.with_unique_call_ids(decision, step)
+        decision = state.with_unique_call_ids(plain_decision(decision), step)
         await self._emit(
             state,
             StepDecided(
@@ -288,7 +295,10 @@ class Agent:
         for note in notes:
             state.llm_retries += 1
             await self._emit(
-                state, LLMRetry(run_id=state.run_id, attempt=note.attempt, problem=note.problem, delay_s=note.delay_s)
+                state,
+                LLMRetry(
+                    run_id=state.run_id, attempt=note.attempt, problem=plain_text(note.problem), delay_s=note.delay_s
+                ),
             )
 
     async def _invalid_reply(self, state: RunState, decision: Decision) -> Outcome | None:
@@ -389,7 +399,7 @@ class Agent:
                 retries=executed.retries,
                 latency_ms=executed.latency_ms,
                 observation=content,
-                raw=executed.raw,
+                raw=plain_json(executed.raw) if rendered.mended else executed.raw,
                 attempts=list(executed.attempts),
             ),
         )

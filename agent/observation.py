@@ -8,14 +8,14 @@ model within a character budget; the raw result stays in the trace only.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pydantic_core import to_jsonable_python
+from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from agent.errors import ErrorCode, ToolError
 from agent.grading import ErrorLevel, GradingTable
+from agent.plain import plain_json, plain_text
 
 DEFAULT_MAX_OBSERVATION_CHARS = 2000
 _SHRINK_LIMITS = (1, 2, 5, 10, 20, 50, 100, 200, 400)  # items per list, ×4 characters per string
@@ -83,7 +83,7 @@ def failure(
         ok=False,
         error=ObservationError(
             code=str(code).upper(),
-            message=_one_line(message),
+            message=_one_line(plain_text(str(message))),
             retryable=allowed,
             level=grade.level,
             retry_after_s=retry_after_s,
@@ -125,8 +125,14 @@ def normalise(raw: Any, table: GradingTable) -> Observation:
             return reported
         if raw.get("ok") is True and set(raw) <= {"ok", "data"}:
             raw = raw.get("data")
-    # Plain values only; non-finite floats are replaced where the observation is rendered (one pass, not two).
-    return Observation(ok=True, data=to_jsonable_python(raw, fallback=str))
+    # JSON values; what JSON cannot say (NaN, a lone surrogate) is mended where the observation is rendered,
+    # in the one pass that serialises it.
+    try:
+        data = to_jsonable_python(raw, fallback=str)
+    except (ValueError, UnicodeDecodeError, RecursionError, PydanticSerializationError) as exc:
+        why = "nested too deeply" if "depth" in str(exc) else f"{type(exc).__name__} while reading it"
+        return failure(ErrorCode.BAD_RESPONSE, f"the tool returned something that is not data ({why})", table)
+    return Observation(ok=True, data=data)
 
 
 def _reported_failure(body: dict[str, Any], table: GradingTable) -> Observation | None:
@@ -174,10 +180,14 @@ def serialise(
 
 @dataclass(frozen=True)
 class Rendered:
-    """An observation as the model sees it: the text, and the payload in it (cut like the text)."""
+    """An observation as the model sees it: the text, and the payload in it (cut like the text).
+
+    `mended`: the payload had values JSON cannot carry (NaN, a lone surrogate, a 5,000-digit integer), shown
+    in words instead — the raw result needs the same care before anything serialises it."""
 
     text: str
     shown: Any
+    mended: bool = False
 
 
 def render(
@@ -203,15 +213,17 @@ def render(
         body["fallback_tools"] = list(observation.fallback_tools)
     if include_hint and observation.hint:
         body["_hint"] = observation.hint
+    mended = False
     try:
         text = _dumps(body)
-    except ValueError:  # NaN or Infinity somewhere in the payload: strict JSON has no word for them
-        body = _finite(body)
+        text.encode("utf-8")
+    except (ValueError, UnicodeEncodeError):  # NaN, a lone surrogate, an unprintable integer: said in words
+        body, mended = plain_json(body), True
         text = _dumps(body)
     if len(text) <= max_chars:
-        return Rendered(text, body.get("data"))
+        return Rendered(text, body.get("data"), mended)
     cut = _cut(body, max_chars, len(text))
-    return Rendered(_dumps(cut), cut.get("data"))
+    return Rendered(_dumps(cut), cut.get("data"), mended)
 
 
 def _cut(body: dict[str, Any], max_chars: int, full_size: int) -> dict[str, Any]:
@@ -279,22 +291,6 @@ def _shrink(value: Any, limit: int, path: str = "data") -> tuple[Any, list[str]]
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
-
-
-def plain_json(value: Any) -> Any:
-    """Plain JSON values only: NaN/Infinity become strings, unknown objects their text (the trace uses it too)."""
-    plain = to_jsonable_python(value, fallback=str)
-    return _finite(plain)
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _finite(v) for k, v in value.items()}
-    return value
 
 
 def _one_line(text: str, limit: int = 500) -> str:

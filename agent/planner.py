@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 from agent.brains.base import Brain, BrainError, Message
 from agent.done import MAX_ITEMS, DoneChecklist, DoneItem
 from agent.names import aliases_in, fold, has_cjk, romanised
+from agent.plain import plain_text
 from agent.small_talk import is_small_talk
 from agent.tools.base import ToolSpec
 
@@ -279,7 +280,7 @@ async def plan(
     try:
         completion = await brain.complete(messages, purpose="plan")
     except BrainError as exc:
-        return PlanOutcome(rules, "rules", f"LLM planner unavailable: {exc}")
+        return PlanOutcome(rules, "rules", plain_text(f"LLM planner unavailable: {exc}"))
     parsed = _parse_plan(completion.text)
     tokens = completion.usage.total
     if parsed is None:

@@ -17,6 +17,7 @@ from agent.brains.base import ToolCallRequest
 from agent.errors import ErrorCode, ToolError
 from agent.grading import ErrorLevel, GradingTable
 from agent.observation import Observation, failure, normalise
+from agent.plain import plain_json, plain_text
 from agent.recovery import RecoveryPolicy
 from agent.tools.base import Tool
 from agent.trace import ToolAttempt
@@ -122,7 +123,8 @@ class ToolExecutor:
             call,
             arguments,
             obs,
-            raw=_raw_for_trace(raw),
+            # A failure's raw result may be what made it fail (2,000 levels deep, bytes that are not UTF-8).
+            raw=_raw_for_trace(raw) if obs.ok else plain_json(_raw_for_trace(raw)),
             retries=len(attempts) - 1,
             latency_ms=_ms_since(started),
             attempts=tuple(attempts),
@@ -162,7 +164,9 @@ def _ms_since(started: float) -> int:
 
 def _raw_for_trace(raw: Any) -> Any:
     if isinstance(raw, ToolError):
-        return {"exception": "ToolError", "code": raw.code, "message": raw.message, "details": raw.details}
+        return plain_json({"exception": "ToolError", "code": raw.code, "message": raw.message, "details": raw.details})
     if isinstance(raw, BaseException):
-        return {"exception": type(raw).__name__, "message": str(raw)}
-    return raw
+        return {"exception": type(raw).__name__, "message": plain_text(str(raw))}
+    if raw is None or isinstance(raw, dict | list | str | int | float):
+        return raw  # as parsed; mended with the observation when that needed it (`Rendered.mended`)
+    return plain_json(raw)  # bytes, or an object of the tool's own: the trace keeps it as data it can store
