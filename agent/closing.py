@@ -88,9 +88,13 @@ class Closing:
         state = self._state
         if not state.critique.wants_closing():
             return []
-        evidence = "\n".join(
-            f"{s.tag} {s.tool}({json.dumps(s.arguments, ensure_ascii=False)}) → {s.summary()}" for s in state.sources
-        )
+
+        def evidence() -> str:  # written only if the LLM critic is asked
+            return "\n".join(
+                f"{s.tag} {s.tool}({json.dumps(s.arguments, ensure_ascii=False)}) → {s.summary()}"
+                for s in state.sources
+            )
+
         risky = (  # where the rules' verdict is weakest: judging an answer, or a run that struggled
             any(item.kind == "answer" and item.answer_terms for item in state.checklist.items)
             or state.failed_calls > 0

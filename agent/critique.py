@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -111,11 +112,11 @@ class Critique:
             gaps=bounded(gaps + [f"not yet done: {item}" for item in open_items] if gaps else []),
             next_action="switch_tool" if switch else "continue_react",
         )
-        state = _state_text(question, open_items, batch=batch)
+        state = partial(_state_text, question, open_items, batch=batch)
         return replace(await self._with_llm(rules, state, risky), stage="in_step", round=self.rounds)
 
     async def closing(
-        self, question: str, draft: str, gaps: Sequence[str], evidence: str, *, risky: bool = True
+        self, question: str, draft: str, gaps: Sequence[str], evidence: Callable[[], str], *, risky: bool = True
     ) -> Judgement:
         """Before a final is accepted: `gaps` are what the Done check and grounding already found.
 
@@ -125,13 +126,14 @@ class Critique:
         rules = CritiqueVerdict(
             satisfied=not gaps, gaps=bounded(gaps), next_action="continue_react" if gaps else "finalize"
         )
-        state = _state_text(question, gaps, draft=draft, evidence=evidence)
+        state = partial(_state_text, question, gaps, draft=draft, evidence=evidence)
         return replace(await self._with_llm(rules, state, risky), stage="closing", round=self.rounds)
 
-    async def _with_llm(self, rules: CritiqueVerdict, state: str, risky: bool) -> Judgement:
+    async def _with_llm(self, rules: CritiqueVerdict, state: Callable[[], str], risky: bool) -> Judgement:
+        """The rules' verdict, and the LLM critic's where it is asked (`state` is written only then)."""
         if self._config.llm == "never" or (self._config.llm == "auto" and not risky):
             return Judgement(rules, "rules")
-        messages = [Message("system", CRITIC_PROMPT), Message("user", state)]
+        messages = [Message("system", CRITIC_PROMPT), Message("user", state())]
         try:
             completion = await self._brain.complete(messages, purpose="critique")
         except BrainError as exc:
@@ -182,14 +184,14 @@ def _state_text(
     *,
     batch: Sequence[ExecutedCall] = (),
     draft: str | None = None,
-    evidence: str = "",
+    evidence: Callable[[], str] | None = None,
 ) -> str:
     lines = [f"User goal: {question}", "Still open: " + ("; ".join(open_items) or "nothing")]
     for call in batch:
         outcome = "ok" if call.observation.ok else f"failed {call.observation.code}"
         lines.append(f"Last call: {call.tool}({json.dumps(call.arguments, ensure_ascii=False)}) → {outcome}")
-    if evidence:
-        lines.append(f"Tool results so far:\n{evidence}")
+    if evidence is not None:
+        lines.append(f"Tool results so far:\n{evidence()}")
     if draft is not None:
         lines.append(f"Draft final answer:\n{draft}")
     return "\n".join(lines)

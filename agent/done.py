@@ -26,6 +26,7 @@ from agent.source import Source
 
 MAX_ITEMS = 8
 MIN_CARRIED_CHARS = 3  # shorter argument values ("ok", "1") are no identity worth carrying
+MAX_CARRIED_CHARS = 64
 
 
 class DoneItem(BaseModel):
@@ -74,8 +75,8 @@ def _values(value: Any, depth: int = 0) -> Iterator[str]:
     elif isinstance(value, list):
         for child in value[:200]:
             yield from _values(child, depth + 1)
-    elif isinstance(value, str) and len(value.strip()) >= MIN_CARRIED_CHARS:
-        yield fold(value)
+    elif isinstance(value, str) and MIN_CARRIED_CHARS <= len(value) <= MAX_CARRIED_CHARS:
+        yield fold(value)  # ids and names are short: prose is no identity worth carrying
     elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 100:
         yield str(value)
 

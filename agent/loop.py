@@ -304,7 +304,7 @@ class Agent:
     async def _invalid_reply(self, state: RunState, decision: Decision) -> Outcome | None:
         """A reply that broke the protocol is an observation the model sees, and it counts as a step."""
         obs = failure(ErrorCode.INVALID_RESPONSE, decision.text or "unusable reply", self._table)
-        raw_text = decision.raw if isinstance(decision.raw, str) else ""
+        raw_text = plain_text(decision.raw) if isinstance(decision.raw, str) else ""
         state.transcript.add_invalid_reply(raw_text, serialise(obs))
         # Keyed by what was wrong: the same broken reply twice is a loop; two different slips are not.
         outcome = CallOutcome("(reply)", decision.text, ErrorCode.INVALID_RESPONSE)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
 from anyascii import anyascii
 
@@ -42,13 +42,13 @@ def romanised(text: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class NamedText:
-    """A text prepared for name lookups (folded, and romanised on first need)."""
+    """A text prepared for name lookups: folded and romanised on first need (most evidence is never asked)."""
 
     text: str
-    folded: str = field(init=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "folded", fold(self.text))
+    @cached_property
+    def folded(self) -> str:
+        return fold(self.text)
 
     def names(self, term: str, aliases: Iterable[str] = ()) -> bool:
         """True when this text names `term` or one of its aliases."""

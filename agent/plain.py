@@ -8,6 +8,7 @@ decided (`loop`), and what the trace keeps of a raw result.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import replace
@@ -15,7 +16,7 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from agent.brains.base import Decision
+from agent.brains.base import Decision, ToolCallRequest
 
 MAX_DEPTH = 200  # deeper than any real payload; far from Python's recursion limit
 MAX_INT_BITS = 13_000  # about 3,900 digits: Python refuses to print integers past 4,300
@@ -30,6 +31,22 @@ def plain_text(text: str) -> str:
     except UnicodeEncodeError:
         return _SURROGATE.sub(REPLACEMENT, text)
     return text
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _plain_call(call: ToolCallRequest) -> bool:
+    try:
+        json.dumps([call.name, call.arguments], ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except (ValueError, TypeError, UnicodeEncodeError, RecursionError):
+        return False
+    return True
 
 
 def plain_json(value: Any) -> Any:
@@ -68,6 +85,8 @@ def _plain(value: Any, depth: int) -> Any:
 
 def plain_decision(decision: Decision) -> Decision:
     """A brain's decision with its texts and arguments plain: a model can send "\\ud83d" inside valid JSON."""
+    if _encodes(decision.text) and _encodes(decision.thought) and all(_plain_call(c) for c in decision.tool_calls):
+        return decision  # the usual case: one cheap look, no copy
     calls = tuple(
         replace(
             call,
@@ -78,10 +97,5 @@ def plain_decision(decision: Decision) -> Decision:
         )
         for call in decision.tool_calls
     )
-    return replace(
-        decision,
-        thought=plain_text(decision.thought),
-        text=plain_text(decision.text),
-        tool_calls=calls,
-        raw=plain_json(decision.raw),
-    )
+    # `raw` stays as received: only an unusable reply's text is shown again, and that is made plain there.
+    return replace(decision, thought=plain_text(decision.thought), text=plain_text(decision.text), tool_calls=calls)
