@@ -163,7 +163,8 @@ def ground(answer: str, sources: Sequence[Source], question: str, *, today: date
         sentence.cited = list({s.number: s for _, _, group in groups for s in group}.values())
         body = _mask(blank, [(a, b) for a, b, _ in groups], start, end)
         dates = read_dates(body)
-        body = _mask(body, [(d.start, d.end) for d in dates], 0, len(body))
+        if dates:
+            body = _mask(body, [(d.start, d.end) for d in dates], 0, len(body))
         figures = read_figures(body, mark=mark, trillion_is_billion=english)
         for item in [*dates, *figures]:
             after = [group for a, _, group in groups if a >= start + item.end]
@@ -234,11 +235,15 @@ def _url_spans(text: str) -> list[tuple[int, int]]:
 def _mask(text: str, spans: Sequence[tuple[int, int]], start: int, end: int | None) -> str:
     """`text[start:end]` with each span (positions in `text`) replaced by spaces."""
     end = len(text) if end is None else end
-    chars = list(text[start:end])
-    for a, b in spans:
-        for i in range(max(a, start), min(b, end)):
-            chars[i - start] = " "
-    return "".join(chars)
+    pieces: list[str] = []
+    at = start
+    for a, b in sorted(spans):
+        a, b = max(a, at), min(b, end)
+        if a < b:
+            pieces += [text[at:a], " " * (b - a)]
+            at = b
+    pieces.append(text[at:end])
+    return "".join(pieces)
 
 
 def _sentences(text: str) -> list[tuple[int, int]]:
@@ -325,16 +330,16 @@ def _ground_directly(mention: _Mention, known: _Known) -> None:
     figure = mention.figure
     assert figure is not None
     for source in mention.rests_on:
-        for reading in figure.readings:
-            fact = source.facts.find(reading, figure.approximation)
-            if fact is not None:
-                rule = _rule(figure, reading, fact)
-                how = f"{figure.text} ← {fact.shown()} in {source.tag}"
-                mention.grounded = GroundedFigure.model_construct(
-                    figure=figure.text, rule=rule, how=how, sources=[source.tag]
-                )
-                mention.backing = (reading, fact, source.tag)
-                return
+        found = source.facts.find(figure.readings, figure.approximation)
+        if found is not None:
+            reading, fact = found
+            rule = _rule(figure, reading, fact)
+            how = f"{figure.text} ← {fact.shown()} in {source.tag}"
+            mention.grounded = GroundedFigure.model_construct(
+                figure=figure.text, rule=rule, how=how, sources=[source.tag]
+            )
+            mention.backing = (reading, fact, source.tag)
+            return
     for asked in known.figures:
         if any(r.value == a.value for r in figure.readings for a in asked.readings):
             mention.grounded = GroundedFigure.model_construct(
@@ -431,4 +436,4 @@ def _found_elsewhere(mention: _Mention, sources: Sequence[Source]) -> bool:
         return any(mention.written.matches(d) for s in sources for d in s.facts.dates)
     figure = mention.figure
     assert figure is not None
-    return any(s.facts.find(r, figure.approximation) for s in sources for r in figure.readings)
+    return any(s.facts.find(figure.readings, figure.approximation) for s in sources)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import cached_property, lru_cache
@@ -23,6 +23,8 @@ from agent.result import Citation, GroundingRule
 from agent.units import Family, Unit, compatible, convert, unit_of_key
 
 _DIGITS = re.compile(r"\d{1,12}")
+_SCALARS = (str, int, float)
+_ANY_DIGIT = re.compile(r"\d")
 _DIGIT_RUNS = re.compile(r"\d+")
 MAX_LEAVES = 2000  # values looked at per result: the shown observation is small, this bounds odd shapes
 _HUNDRED = Decimal(100)
@@ -79,7 +81,7 @@ class SourceFacts:
         for key, leaf in _leaves(values):
             if not isinstance(leaf, str):
                 numbers.extend(_number_facts(key, leaf))
-            elif any(ch.isdigit() for ch in leaf):
+            elif _ANY_DIGIT.search(leaf):
                 texts.append((key, leaf))
         return cls(numbers, texts)
 
@@ -94,13 +96,20 @@ class SourceFacts:
         assert self._dates is not None
         return self._dates
 
-    def find(self, reading: Reading, approximation: Approximation) -> Fact | None:
-        """A fact that, written as the figure shows it, gives this reading (units permitting) — in its own
-        unit, or converted from another unit of the same kind (ms ↔ s, km ↔ m, °C ↔ °F)."""
-        found = _find(self._numbers, reading, approximation)
-        if found is None and self._texts:
-            found = _find(self._strings(), reading, approximation)
-        return found
+    def find(self, readings: Sequence[Reading], approximation: Approximation) -> tuple[Reading, Fact] | None:
+        """The first reading some fact gives when written as the figure shows it (units permitting) — in its
+        own unit, or converted from another unit of the same kind (ms ↔ s, km ↔ m, °C ↔ °F) — with that fact.
+        Every reading is tried against the numbers before any string is read."""
+        for tier in (self._numbers, None):
+            if tier is None:
+                if not self._texts:
+                    return None
+                tier = self._strings()
+            for reading in readings:
+                fact = _find(tier, reading, approximation)
+                if fact is not None:
+                    return reading, fact
+        return None
 
     def _strings(self) -> _Sorted:
         if self._text_facts is None:
@@ -198,20 +207,23 @@ def _leaves(value: Any) -> list[tuple[str, Any]]:
     stack: list[tuple[str, Any, int]] = [("", value, 0)]
     while stack and len(leaves) < MAX_LEAVES:
         key, item, level = stack.pop()
-        if isinstance(item, str | int | float):
-            if not isinstance(item, bool):
+        if isinstance(item, _SCALARS):
+            if item is not True and item is not False:
                 leaves.append((key, item))
         elif isinstance(item, dict):
             if level < 32:
-                named = item.get("key") if isinstance(item.get("key"), str) else None
-                for name, child in reversed(list(item.items())):
-                    name = str(name)
-                    # A year as a key ({"2025": …}) or a figure in a name ("seats_active_30d") is a value too.
-                    leaves.extend((key, number) for number in _numbers_in_name(name))
+                named = item.get("key")
+                for name, child in item.items():
+                    name = name if isinstance(name, str) else str(name)
+                    numbers = _numbers_in_name(name)
+                    if numbers:  # a year as a key ({"2025": …}) or a figure in a name ("seats_active_30d")
+                        leaves.extend((key, number) for number in numbers)
                     # {"key": "cost_per_satellite_musd", "value": 12}: the value is named by its key.
-                    stack.append((named if name == "value" and named else name, child, level + 1))
+                    if name == "value" and isinstance(named, str):
+                        name = named
+                    stack.append((name, child, level + 1))
         elif isinstance(item, list | tuple) and level < 32:
-            stack.extend((key, child, level + 1) for child in reversed(item))
+            stack.extend((key, child, level + 1) for child in item)
     return leaves
 
 
@@ -220,20 +232,21 @@ def _numbers_in_name(name: str) -> tuple[int, ...]:
     return tuple(int(digits) for digits in _DIGITS.findall(name)) if any(c.isdigit() for c in name) else ()
 
 
-def _number_facts(key: str, number: int | float) -> Iterator[Fact]:
+def _number_facts(key: str, number: int | float) -> list[Fact]:
     try:
         value = Decimal(repr(number)) if isinstance(number, float) else Decimal(number)
     except InvalidOperation:
-        return
+        return []
     if not value.is_finite():
-        return
+        return []
     unit, scale = unit_of_key(key)
-    yield Fact(value, unit, GroundingRule.EXACT, key, value)
+    facts = [Fact(value, unit, GroundingRule.EXACT, key, value)]
     if scale is not None:
-        yield Fact(value * scale, unit, GroundingRule.SCALED, key, value)
+        facts.append(Fact(value * scale, unit, GroundingRule.SCALED, key, value))
     if unit is not None and unit.family is Family.PERCENT:
-        yield Fact(value / _HUNDRED, None, GroundingRule.PERCENT, key, value)  # growth_pct 2.24 as 0.0224
+        facts.append(Fact(value / _HUNDRED, None, GroundingRule.PERCENT, key, value))  # growth_pct 2.24 as 0.0224
     # 0.7532 as 75.3 % needs no fact of its own: a percentage figure is also read as its fraction.
+    return facts
 
 
 def _text_facts(key: str, text: str) -> Iterator[Fact]:
