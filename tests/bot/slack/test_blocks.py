@@ -212,6 +212,23 @@ def test_degraded_answer_is_marked_partial_and_says_what_is_missing() -> None:
     assert messages[0].text.startswith("⚠️ Partial answer")
 
 
+def test_degraded_answer_quotes_the_verified_sentences_and_hides_the_failed_figure() -> None:
+    final = degraded_result().degraded
+    assert final is not None
+    kept = final.model_copy(
+        update={
+            "verified": ["Shanghai is at 28 °C and cloudy [1]."],
+            "unchecked": ["Beijing is at … [2]. — a figure matches no tool result"],
+        }
+    )
+    messages = answer_messages(degraded_result(degraded=kept, answer=kept.render()))
+    assert_block_kit(messages)
+    body = "\n".join(sections(messages))
+    assert "*What I could verify*\n• Shanghai is at 28 °C and cloudy [1]." in body
+    assert "*What I could not check*\n• Beijing is at … [2]. — a figure matches no tool result" in body
+    assert "*What I found*" not in body  # the verified sentences say it better than the raw facts
+
+
 def test_degraded_answer_is_never_dressed_as_solved() -> None:
     messages = answer_messages(degraded_result())
     everything = "\n".join(all_texts(messages))
