@@ -43,7 +43,8 @@ def _encodes(text: str) -> bool:
 
 def _plain_call(call: ToolCallRequest) -> bool:
     try:
-        json.dumps([call.name, call.arguments], ensure_ascii=False, allow_nan=False).encode("utf-8")
+        fields = [call.id, call.name, call.arguments, call.raw_arguments, call.arguments_error]
+        json.dumps(fields, ensure_ascii=False, allow_nan=False).encode("utf-8")
     except (ValueError, TypeError, UnicodeEncodeError, RecursionError):
         return False
     return True
@@ -90,6 +91,7 @@ def plain_decision(decision: Decision) -> Decision:
     calls = tuple(
         replace(
             call,
+            id=plain_text(call.id),
             name=plain_text(call.name),
             arguments=plain_json(call.arguments) if call.arguments is not None else None,
             raw_arguments=plain_text(call.raw_arguments),

@@ -871,6 +871,8 @@ async def play(scenario: Scenario) -> RunResult:
     report_multiple_bugs=False,  # shrink one failure, quickly; PARLEY_HYPOTHESIS_EXAMPLES runs find the others
     phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],  # no `explain`: it traces every line
     database=None,  # no .hypothesis/ directory in the repository; a failure prints its seed to reproduce
+    # CI checks the same examples every time (a red build is reproducible); PARLEY_HYPOTHESIS_EXAMPLES explores.
+    derandomize="PARLEY_HYPOTHESIS_EXAMPLES" not in os.environ,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
 )
 @given(scenario=SCENARIO)

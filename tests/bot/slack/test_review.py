@@ -506,10 +506,19 @@ async def test_a_huge_question_draft_and_held_arguments_fit_the_review_message_a
     question = "please mail the vendor about invoice 42. " + "context: " * 2000
     llm_server.respond_with(scripted({"tool": "send_mail", "args": mail}, {"final": "Sent [1]."}))
     policies = [{"tool": "send_mail", "requires_approval": True}]
+    expected = escape(held_call_text("send_mail", mail))
+
+    def joined(parts: list) -> str:
+        return "".join(shown(part).split("\n", 1)[-1].strip("`") for part in parts)
+
     async with running_bot(db, slack_api, llm_server.base_url, tools=(tool,), review=REVIEW, policies=policies) as bot:
         _, message, _ = await escalated(db, bot, question)
-        parts = await slack_api.wait_for_async(
-            lambda: (found := slack_api.messages_in(REVIEW_CHANNEL, message["ts"])) and len(found) >= 2 and found,
+        parts = await slack_api.wait_for_async(  # every part posted, not only the first two (they arrive in turn)
+            lambda: (
+                (found := slack_api.messages_in(REVIEW_CHANNEL, message["ts"]))
+                and len(joined(found)) >= len(expected)
+                and found
+            ),
             what="the held arguments in full in the review message's thread",
         )
 
@@ -519,8 +528,8 @@ async def test_a_huge_question_draft_and_held_arguments_fit_the_review_message_a
     text = shown(message)
     assert "more characters: `/parley show" in text  # the question, shortened, says so and where
     assert "read them in full in this message's thread" in text
-    in_full = "".join(shown(part).split("\n", 1)[1].strip("`") for part in parts)
-    assert in_full == escape(held_call_text("send_mail", mail))  # every character, in order
+    assert len(parts) >= 2
+    assert joined(parts) == expected  # every character, in order
     assert tool.calls == []
 
 
