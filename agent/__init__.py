@@ -25,6 +25,7 @@ from agent.context import Exchange
 from agent.critique import Critique, CritiqueVerdict
 from agent.done import DoneChecklist, DoneItem
 from agent.errors import ConfigError, ErrorCode, InvalidQuestion, ToolError
+from agent.escalation import DEFAULT_ESCALATE_ON, escalates
 from agent.grading import ErrorLevel, GradingTable
 from agent.limits import Limits
 from agent.loop import Agent, check_question
@@ -40,6 +41,7 @@ from agent.result import (
     GroundedFigure,
     GroundingRule,
     HeldCall,
+    OutcomeKind,
     RunResult,
     RunStatus,
     TerminationReason,
@@ -70,6 +72,7 @@ from agent.trace import (
 from agent.wording import REPLAY_NOTICE
 
 __all__ = [
+    "DEFAULT_ESCALATE_ON",
     "REPLAY_NOTICE",
     "Agent",
     "AgentConfig",
@@ -113,6 +116,7 @@ __all__ = [
     "Observation",
     "ObservationError",
     "OpenAIBrain",
+    "OutcomeKind",
     "PlanMade",
     "Policies",
     "Recorder",
@@ -143,6 +147,7 @@ __all__ = [
     "Usage",
     "build_tools",
     "check_question",
+    "escalates",
     "normalise",
     "plain_json",
     "plain_text",

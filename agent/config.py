@@ -7,8 +7,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from agent.escalation import DEFAULT_ESCALATE_ON
 from agent.limits import Limits
 from agent.policy import ToolPolicy
+from agent.result import TerminationReason
 
 # The actions every brain has besides the tools (seed 003's `final` and `give_up`).
 RESERVED_TOOL_NAMES = frozenset({"final", "final_answer", "give_up", "giveup"})
@@ -131,3 +133,10 @@ class AgentConfig(_Frozen):
     errors: dict[str, dict[str, Any]] = Field(default_factory=dict)
     tools: list[ToolEntry] = Field(default_factory=list)
     policies: list[ToolPolicy] = Field(default_factory=list)  # tool calls held for a person's approval
+    # Runs that end this way go to people (`review.escalate_on` in the YAML; see agent/escalation.py).
+    escalate_on: tuple[TerminationReason, ...] = DEFAULT_ESCALATE_ON
+
+    @field_validator("escalate_on", mode="before")
+    @classmethod
+    def _reasons(cls, value: Any) -> Any:
+        return (value,) if isinstance(value, str) else value

@@ -187,16 +187,18 @@ class Agent:
             detail = f"Parley failed internally ({type(exc).__name__}; the error is in its log)"
             outcome = Outcome.stop(TerminationReason.IRRECOVERABLE_ERROR, detail)
         except asyncio.CancelledError:
-            result = state.result(Outcome.stop(TerminationReason.CANCELLED, ""), self._brain)
+            result = state.result(Outcome.stop(TerminationReason.CANCELLED, ""), self._brain, self.config.escalate_on)
             await asyncio.shield(self._emit(state, RunFinished(run_id=state.run_id, result=result)))
             raise
         try:
-            result = state.result(outcome, self._brain)
+            result = state.result(outcome, self._brain, self.config.escalate_on)
         except Exception as exc:  # the outcome could not be described: describe the failure instead
             log.exception("run %s: its result could not be built", state.run_id)
             state.last_draft = []
             detail = f"Parley failed internally ({type(exc).__name__}; the error is in its log)"
-            result = state.result(Outcome.stop(TerminationReason.IRRECOVERABLE_ERROR, detail), self._brain)
+            result = state.result(
+                Outcome.stop(TerminationReason.IRRECOVERABLE_ERROR, detail), self._brain, self.config.escalate_on
+            )
         await self._emit(state, RunFinished(run_id=state.run_id, result=result))
         return result
 

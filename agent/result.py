@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 
 class RunStatus(StrEnum):
@@ -18,6 +18,16 @@ class RunStatus(StrEnum):
     APPROVED = "approved"
     REJECTED = "rejected"
     EXPIRED = "expired"
+
+
+class OutcomeKind(StrEnum):
+    """What kind of end a run came to — decided once, here, and shown the same way by every front end."""
+
+    ANSWERED = "answered"  # a cited answer (solved, or approved by a reviewer and then answered)
+    HELD = "held"  # a policy held a call before it ran: a person approves or rejects it, then the run goes on
+    REFUSED = "refused"  # a tool or back-end refused (L4), or a reviewer rejected the run
+    ESCALATED = "escalated"  # recovery ran out: an honest partial answer, and a person will look at it
+    PARTIAL = "partial"  # an honest partial answer: what was done, what is missing, why
 
 
 class TerminationReason(StrEnum):
@@ -175,3 +185,18 @@ class RunResult(BaseModel):
     grounding: list[GroundedFigure] = Field(default_factory=list)  # how each figure of the answer is backed
     replayed: bool = False
     brain: str = ""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def outcome(self) -> OutcomeKind:
+        """The kind of end, from the status and the escalation: what every renderer branches on."""
+        if self.status is RunStatus.SOLVED or (
+            self.status is RunStatus.APPROVED and self.termination_reason is TerminationReason.ANSWERED
+        ):
+            return OutcomeKind.ANSWERED
+        if self.status is RunStatus.AWAITING_REVIEW and self.escalation is not None:
+            kinds = {"held_action": OutcomeKind.HELD, "policy": OutcomeKind.REFUSED}
+            return kinds.get(self.escalation.kind, OutcomeKind.ESCALATED)
+        if self.status in (RunStatus.REFUSED, RunStatus.REJECTED):
+            return OutcomeKind.REFUSED
+        return OutcomeKind.PARTIAL

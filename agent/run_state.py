@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -14,6 +14,7 @@ from agent.context import Transcript
 from agent.critique import Critique
 from agent.degraded import build_degraded_final
 from agent.done import DoneChecklist, DoneItem, Evidence, EvidenceLog
+from agent.escalation import escalated
 from agent.grading import ErrorLevel
 from agent.grounding import SentenceCheck
 from agent.observation import Observation
@@ -152,8 +153,9 @@ class RunState:
         self.critique.rounds = snapshot.counters.get("critique_rounds", 0)
         self._call_ids = set(snapshot.call_ids)
 
-    def result(self, outcome: Outcome, brain: Brain) -> RunResult:
-        """How the run ended, as the outward RunResult: a cited answer, or an honest degraded final."""
+    def result(self, outcome: Outcome, brain: Brain, escalate_on: Collection[TerminationReason] = ()) -> RunResult:
+        """How the run ended, as the outward RunResult: a cited answer, or an honest degraded final — and
+        `awaiting_review` with its escalation when people must decide (`escalate_on`: agent/escalation.py)."""
         reason = outcome.reason
         duration_ms = int((time.perf_counter() - self.started) * 1000)
         status = reason.status
@@ -179,7 +181,7 @@ class RunState:
             "brain": brain.name,
         }
         if reason is TerminationReason.ANSWERED:
-            return RunResult(
+            result = RunResult(
                 **common,
                 answer=outcome.answer,
                 citations=list(outcome.citations),
@@ -187,15 +189,17 @@ class RunState:
                 missing=[],
                 grounding=list(outcome.grounding),
             )
-        degraded = build_degraded_final(reason, outcome.detail, self.checklist, self.sources, self.last_draft)
-        return RunResult(
-            **common,
-            answer=degraded.render(),
-            citations=list(degraded.citations),
-            completed=degraded.completed,
-            missing=degraded.missing,
-            degraded=degraded,
-        )
+        else:
+            degraded = build_degraded_final(reason, outcome.detail, self.checklist, self.sources, self.last_draft)
+            result = RunResult(
+                **common,
+                answer=degraded.render(),
+                citations=list(degraded.citations),
+                completed=degraded.completed,
+                missing=degraded.missing,
+                degraded=degraded,
+            )
+        return escalated(result, escalate_on)  # whoever asked, a run that must go to people leaves as such
 
     def add_source(self, source: Source) -> None:
         """A successful observation the answer may cite; its evidence inherits what its arguments came from."""

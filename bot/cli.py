@@ -19,7 +19,6 @@ from bot.history import add_runs_commands, run_runs_command
 from bot.progress import ConsoleProgress
 from bot.render import render_result
 from bot.review.cli import add_review_commands, run_review_command
-from bot.review.triage import escalated
 from bot.settings import Settings
 from bot.slack.app import SlackBot
 from bot.slack.serving import serve_http, serve_socket_mode
@@ -118,11 +117,11 @@ async def _ask(args: argparse.Namespace, settings: Settings, loaded: LoadedConfi
     brain = build_brain(settings, loaded.agent, replay=args.replay, question=args.question)
     db = await open_store(settings.database_url)
     try:
-        recorders = [StoreRecorder(db, RunOrigin("cli", settings.cli_user()), review=loaded.review)]
+        recorders = [StoreRecorder(db, RunOrigin("cli", settings.cli_user()))]
         if not args.quiet:
             recorders.append(ConsoleProgress(sys.stderr))
         async with open_agent(settings, loaded, brain, recorder=FanoutRecorder(*recorders)) as agent:
-            result = escalated(await agent.run(args.question), loaded.review)
+            result = await agent.run(args.question)
     finally:
         await db.aclose()
     print(result.model_dump_json(indent=2) if args.json else render_result(result))

@@ -51,12 +51,19 @@ def load_config(path: Path | None = None) -> LoadedConfig:
             errors_table = dict(table.get("codes", {})) if isinstance(table, dict) else {}
             break
     raw = {**raw, "errors": {**errors_table, **(raw.get("errors") or {})}}
+    if "escalate_on" in raw:
+        raise ConfigError(f"{path}: escalate_on belongs under review: (review.escalate_on)")
+    review_raw = dict(raw.get("review") or {}) if isinstance(raw.get("review"), dict) else raw.get("review")
+    engine = {k: v for k, v in raw.items() if k != "review"}
+    if isinstance(review_raw, dict) and "escalate_on" in review_raw:
+        engine["escalate_on"] = review_raw.pop("escalate_on")  # the engine decides what goes to people
     try:
-        review = ReviewConfig.model_validate(raw.get("review") or {})
-        agent = AgentConfig.model_validate({k: v for k, v in raw.items() if k != "review"})
+        review = ReviewConfig.model_validate(review_raw or {})
+        agent = AgentConfig.model_validate(engine)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in (("review",) if exc.title == "ReviewConfig" else ()) + first["loc"])
+        in_review = exc.title == "ReviewConfig" or first["loc"][:1] == ("escalate_on",)
+        where = ".".join(str(p) for p in (("review", *first["loc"]) if in_review else first["loc"]))
         raise ConfigError(f"{path}: {where}: {first['msg']}") from None
     digest = hashlib.sha256(json.dumps(raw, sort_keys=True, default=str).encode()).hexdigest()[:16]
     data_dir = path.parent if (path.parent / "knowledge.yaml").is_file() else defaults_dir()

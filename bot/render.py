@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agent import REPLAY_NOTICE, Citation, RunResult, RunStatus
+from agent import REPLAY_NOTICE, Citation, OutcomeKind, RunResult
 
 
 def shorten(text: str, limit: int) -> str:
@@ -23,24 +23,25 @@ def render_citations(citations: list[Citation]) -> list[str]:
 def render_result(result: RunResult) -> str:
     lines: list[str] = []
     escalation = result.escalation
-    if result.status in (RunStatus.SOLVED, RunStatus.APPROVED):
-        lines.append(result.answer)
-    elif result.status is RunStatus.REFUSED:
-        reason = escalation.message if escalation else result.answer
-        lines.append(f"REFUSED — {reason}")
-        lines.append("This request needs a person's review; nothing was done on it.")
-    elif result.status is RunStatus.AWAITING_REVIEW and escalation is not None and escalation.kind != "exhausted":
-        lines.append(f"WAITING FOR A REVIEWER — {escalation.message}")
-        for call in escalation.held_calls:
-            lines.append(f"  held: {call.tool}({json.dumps(call.arguments, ensure_ascii=False)}) — not run")
-        lines.append("A person decides on it (`parley review list`); nothing held was done.")
-    elif result.status is RunStatus.AWAITING_REVIEW:
-        lines.append(f"⚠ PARTIAL ANSWER (awaiting review: {result.termination_reason.value})")
-        lines.append(result.answer)
-        lines.append("A reviewer will look at this run (`parley review list`).")
-    else:
-        lines.append(f"⚠ PARTIAL ANSWER (degraded: {result.termination_reason.value})")
-        lines.append(result.answer)
+    match result.outcome:
+        case OutcomeKind.ANSWERED:
+            lines.append(result.answer)
+        case OutcomeKind.REFUSED:
+            reason = escalation.message if escalation else result.answer
+            lines.append(f"REFUSED — {reason}")
+            lines.append("This request needs a person's review; nothing was done on it.")
+        case OutcomeKind.HELD if escalation is not None:
+            lines.append(f"WAITING FOR A REVIEWER — {escalation.message}")
+            for call in escalation.held_calls:
+                lines.append(f"  held: {call.tool}({json.dumps(call.arguments, ensure_ascii=False)}) — not run")
+            lines.append("A person decides on it (`parley review list`); nothing held was done.")
+        case OutcomeKind.ESCALATED:
+            lines.append(f"⚠ PARTIAL ANSWER (awaiting review: {result.termination_reason.value})")
+            lines.append(result.answer)
+            lines.append("A reviewer will look at this run (`parley review list`).")
+        case _:
+            lines.append(f"⚠ PARTIAL ANSWER (degraded: {result.termination_reason.value})")
+            lines.append(result.answer)
     if result.citations:
         lines.append("")
         lines.append("Sources:")

@@ -29,7 +29,6 @@ from bot.review.service import (
     pending_escalations,
     settle,
 )
-from bot.review.triage import escalated
 from bot.settings import Settings
 from bot.slack.app import slack_client
 from bot.slack.blocks import answer_messages
@@ -238,7 +237,7 @@ async def _approve_held(
         channel_id=run.channel_id,
         thread_ts=run.thread_ts,
     )
-    recorders: list[Any] = [StoreRecorder(db, origin, review=loaded.review)]
+    recorders: list[Any] = [StoreRecorder(db, origin)]
     if not args.quiet:
         recorders.append(ConsoleProgress(sys.stderr))
     async with open_agent(settings, loaded, brain) as agent:
@@ -263,7 +262,6 @@ async def _approve_held(
         if board is not None:
             await board.announce_decision(run.id)
         result = await agent.resume(snapshot, approved_by=actor, recorder=FanoutRecorder(*recorders))
-    result = escalated(result, loaded.review)
     if board is not None:
         for message in answer_messages(result):
             await board.tell_thread(run, message)

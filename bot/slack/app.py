@@ -105,9 +105,7 @@ class SlackBot:
             configure_client(self.app.client, settings)
         self.client = self.app.client
         review = review or ReviewConfig()
-        self.queue = RunQueue(
-            db, agent, self.client, size=settings.workers, min_interval_s=update_interval_s, review=review
-        )
+        self.queue = RunQueue(db, agent, self.client, size=settings.workers, min_interval_s=update_interval_s)
         self._handler = AsyncSlackRequestHandler(self.app, path=EVENTS_PATH)
         self._background: set[asyncio.Task[None]] = set()
         self.app.event("app_mention")(self._on_message)

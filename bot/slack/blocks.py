@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agent import REPLAY_NOTICE, Citation, RunResult, RunStatus, TerminationReason
+from agent import REPLAY_NOTICE, Citation, OutcomeKind, RunResult, RunStatus
 from bot.render import shorten
 
 # What people read, in one place.
@@ -97,34 +97,35 @@ def escape(text: str) -> str:
 def answer_messages(result: RunResult) -> list[SlackMessage]:
     """A finished run as one or more messages: a cited answer, an honest partial answer, or a refusal."""
     escalation = result.escalation
-    if _answered(result):
-        body = sections(escape(result.answer) if result.answer.strip() else EMPTY_ANSWER)
-        blocks = [*body, *_sources(result.citations), _status_line(result)]
-    elif result.status is RunStatus.AWAITING_REVIEW and escalation is not None and escalation.held_calls:
-        held = "\n".join(f"• {escape(held_call_text(call.tool, call.arguments))}" for call in escalation.held_calls)
-        blocks = [
-            header(HELD_HEADER),
-            *sections(f"*{WHY}*\n{escape(escalation.message)}"),
-            *sections(f"*{HELD}*\n{held}"),
-            *sections(HELD_NOTE),
-            *[block for part in (_bullets(DONE, result.completed),) if part for block in sections(part)],
-            *_sources(result.citations),
-            _status_line(result),
-        ]
-    elif result.status is RunStatus.REFUSED or (escalation is not None and escalation.kind == "policy"):
-        reason = result.escalation.message if result.escalation else (result.answer or NO_REASON)
-        blocks = [header(REFUSED_HEADER), *sections(escape(reason)), *sections(REVIEW_NOTE), _status_line(result)]
-    elif result.status is RunStatus.AWAITING_REVIEW:
-        why = escalation.message if escalation is not None else result.termination_reason.value
-        blocks = [
-            header(PARTIAL_HEADER),
-            *_partial(result),
-            *sections(REVIEWING.format(why=escape(why))),
-            *_sources(result.citations),
-            _status_line(result),
-        ]
-    else:
-        blocks = [header(PARTIAL_HEADER), *_partial(result), *_sources(result.citations), _status_line(result)]
+    match result.outcome:
+        case OutcomeKind.ANSWERED:
+            body = sections(escape(result.answer) if result.answer.strip() else EMPTY_ANSWER)
+            blocks = [*body, *_sources(result.citations), _status_line(result)]
+        case OutcomeKind.HELD if escalation is not None:
+            held = "\n".join(f"• {escape(held_call_text(c.tool, c.arguments))}" for c in escalation.held_calls)
+            blocks = [
+                header(HELD_HEADER),
+                *sections(f"*{WHY}*\n{escape(escalation.message)}"),
+                *sections(f"*{HELD}*\n{held}"),
+                *sections(HELD_NOTE),
+                *[block for part in (_bullets(DONE, result.completed),) if part for block in sections(part)],
+                *_sources(result.citations),
+                _status_line(result),
+            ]
+        case OutcomeKind.REFUSED:
+            reason = escalation.message if escalation else (result.answer or NO_REASON)
+            blocks = [header(REFUSED_HEADER), *sections(escape(reason)), *sections(REVIEW_NOTE), _status_line(result)]
+        case OutcomeKind.ESCALATED:
+            why = escalation.message if escalation is not None else result.termination_reason.value
+            blocks = [
+                header(PARTIAL_HEADER),
+                *_partial(result),
+                *sections(REVIEWING.format(why=escape(why))),
+                *_sources(result.citations),
+                _status_line(result),
+            ]
+        case _:
+            blocks = [header(PARTIAL_HEADER), *_partial(result), *_sources(result.citations), _status_line(result)]
     return pack(blocks)
 
 
@@ -159,13 +160,6 @@ def queued_message(position: int) -> SlackMessage:
     """The placeholder of a run waiting for a worker; `position` is how many runs are ahead of it."""
     headline = _queued(position)
     return SlackMessage(text=headline, blocks=[section(headline), *contexts(QUEUED_NOTE)])
-
-
-def _answered(result: RunResult) -> bool:
-    """Solved, or approved by a reviewer and then answered: a full answer."""
-    if result.status is RunStatus.APPROVED:
-        return result.termination_reason is TerminationReason.ANSWERED
-    return result.status is RunStatus.SOLVED
 
 
 def held_call_text(tool: str, arguments: dict[str, Any]) -> str:
@@ -210,7 +204,7 @@ def _footnote(citation: Citation) -> str:
 
 
 def _status_line(result: RunResult) -> dict[str, Any]:
-    emoji = "✅" if _answered(result) else STATUS_EMOJI.get(result.status, OTHER_STATUS_EMOJI)
+    emoji = "✅" if result.outcome is OutcomeKind.ANSWERED else STATUS_EMOJI.get(result.status, OTHER_STATUS_EMOJI)
     line = STATUS_LINE if result.status is RunStatus.SOLVED else STATUS_REASON_LINE
     text = line.format(
         emoji=emoji,

@@ -15,9 +15,7 @@ from dataclasses import dataclass
 from slack_sdk.web.async_client import AsyncWebClient
 
 from agent import Agent, FanoutRecorder, RunStatus
-from bot.review.config import ReviewConfig
 from bot.review.service import HeldCallsChanged, approved_snapshot, end_unresumable
-from bot.review.triage import escalated
 from bot.slack.blocks import SlackMessage, answer_messages, failure_message, progress_blocks, queued_message
 from bot.slack.progress import SlackProgress
 from bot.slack.reply import DEFAULT_MIN_INTERVAL_S, ThreadReply
@@ -54,10 +52,8 @@ class RunQueue:
         *,
         size: int,
         min_interval_s: float = DEFAULT_MIN_INTERVAL_S,
-        review: ReviewConfig | None = None,
     ) -> None:
         self._db = db
-        self._review = review or ReviewConfig()
         # Told about every run that ends waiting for a person (the reviewer desk posts it to its channel).
         self.on_escalated: Callable[[str], Awaitable[None]] | None = None
         self._agent = agent
@@ -165,7 +161,7 @@ class RunQueue:
         ask = job.ask
         origin = RunOrigin("slack", ask.asker, ask.workspace_id, ask.channel_id, ask.thread_ts)
         progress = SlackProgress(job.reply, ask.question)
-        recorder = FanoutRecorder(StoreRecorder(self._db, origin, review=self._review), progress)
+        recorder = FanoutRecorder(StoreRecorder(self._db, origin), progress)
         try:
             if job.resume_by is not None:
                 snapshot = await approved_snapshot(self._db, job.run_id)
@@ -183,7 +179,6 @@ class RunQueue:
             log.exception("run %s raised", job.run_id)
             self._deliver(job, [failure_message(SOMETHING_BROKE, job.run_id)])
             return
-        result = escalated(result, self._review)
         self._deliver(job, answer_messages(result))
         if result.status is RunStatus.AWAITING_REVIEW and self.on_escalated is not None:
             try:

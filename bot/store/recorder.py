@@ -29,8 +29,6 @@ from agent import (
     TraceEvent,
     plain_json,
 )
-from bot.review.config import ReviewConfig
-from bot.review.triage import escalated
 from bot.store.database import Database
 from bot.store.models import AuditEvent, EscalationRecord, Run, Step, ToolCallRecord, Verdict
 
@@ -86,10 +84,8 @@ class StoreRecorder:
         *,
         raw_cap_bytes: int = DEFAULT_RAW_CAP_BYTES,
         write_timeout_s: float = DEFAULT_WRITE_TIMEOUT_S,
-        review: ReviewConfig | None = None,
     ) -> None:
         self._db = db
-        self._review = review or ReviewConfig()
         self._origin = origin
         self._raw_cap = raw_cap_bytes
         self._timeout = write_timeout_s
@@ -274,7 +270,7 @@ class StoreRecorder:
         )
 
     async def _finished(self, session: AsyncSession, event: RunFinished) -> None:
-        result = escalated(event.result, self._review)
+        result = event.result
         previous = await session.scalar(select(Run.status).where(Run.id == result.run_id))
         await session.execute(
             update(Run)

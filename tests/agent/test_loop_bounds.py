@@ -9,6 +9,7 @@ import pytest
 
 from agent import (
     CritiqueVerdictMade,
+    OutcomeKind,
     RetryScheduled,
     RunStatus,
     TerminationReason,
@@ -31,7 +32,7 @@ async def test_bound_max_steps_ends_degraded_with_completed_and_missing():
 
     assert result.termination_reason is TerminationReason.MAX_STEPS
     assert result.steps == 2
-    assert result.status is RunStatus.DEGRADED
+    assert result.outcome is OutcomeKind.ESCALATED  # recovery ran out with Done items open: people look
     assert result.degraded is not None
     assert len(result.completed) == 2 and result.missing  # both cities fetched, comparison and advice missing
     assert "28" in result.answer and "[1]" in result.answer
@@ -207,7 +208,7 @@ async def test_bound_policy_violation_refuses_with_an_escalation():
 
     result = await agent.run("Send 5000 to bob")
 
-    assert result.status is RunStatus.REFUSED
+    assert (result.status, result.outcome) == (RunStatus.AWAITING_REVIEW, OutcomeKind.REFUSED)
     assert result.termination_reason is TerminationReason.POLICY_VIOLATION
     assert result.escalation is not None
     assert result.escalation.reason == "policy_violation" and result.escalation.level == "L4"
@@ -220,7 +221,7 @@ async def test_bound_garbage_every_time_ends_bounded():
 
     result = await agent.run(QUESTION)
 
-    assert result.status is RunStatus.DEGRADED
+    assert result.outcome is OutcomeKind.ESCALATED
     assert result.termination_reason is TerminationReason.REPEAT_SAME_ERROR
     assert result.steps == 2
 

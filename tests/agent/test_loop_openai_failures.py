@@ -8,7 +8,7 @@ import socket
 import httpx
 import pytest
 
-from agent import LLMRetry, PlanMade, RunStatus, TerminationReason
+from agent import LLMRetry, OutcomeKind, PlanMade, RunStatus, TerminationReason
 from agent.wording import INVALID_REPLY
 from tests.agent.llm_agent import builtins, finished, llm_agent, tool_messages
 from tests.fakes.llm_server import FakeLLMServer, FakeReply, chat_completion
@@ -40,7 +40,7 @@ async def test_openai_loop_llm_answering_503_every_time_ends_llm_unavailable(
         result = await agent.run(QUESTION)
 
     assert result.termination_reason is TerminationReason.LLM_UNAVAILABLE
-    assert result.status is RunStatus.DEGRADED and result.steps == 1
+    assert result.outcome is OutcomeKind.ESCALATED and result.steps == 1
     assert "after 3 attempt(s): HTTP 503: the model is overloaded" in result.answer
     assert [classify(body) for body in llm_server.chat_requests] == [RequestKind.PLAN] * 3 + [RequestKind.DECIDE] * 3
     assert recorder.of(PlanMade)[0].source == "rules"
@@ -56,7 +56,7 @@ async def test_openai_loop_llm_refusing_connections_ends_llm_unavailable(http_cl
         result = await agent.run(QUESTION)
 
     assert result.termination_reason is TerminationReason.LLM_UNAVAILABLE
-    assert result.status is RunStatus.DEGRADED
+    assert result.outcome is OutcomeKind.ESCALATED
     assert "ConnectError" in result.answer and result.tool_calls == 0
     assert recorder.of(PlanMade)[0].note.startswith("LLM planner unavailable")
 
@@ -112,7 +112,7 @@ async def test_openai_loop_garbage_every_time_ends_bounded(
     ):
         result = await agent.run(QUESTION)
 
-    assert result.status is RunStatus.DEGRADED
+    assert result.outcome is OutcomeKind.ESCALATED
     assert result.termination_reason is TerminationReason.REPEAT_SAME_ERROR
     assert result.steps <= agent.config.limits.max_steps and result.tool_calls == 0
     kinds = [classify(body) for body in llm_server.chat_requests]

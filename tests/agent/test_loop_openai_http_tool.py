@@ -9,7 +9,7 @@ import json
 
 import httpx
 
-from agent import FinalRejected, RetryScheduled, RunStatus, TerminationReason
+from agent import FinalRejected, OutcomeKind, RetryScheduled, RunStatus, TerminationReason
 from agent.wording import REPAIR_ANSWER
 from tests.agent.llm_agent import builtins, finished, llm_agent, tool_messages
 from tests.agent.toolbox import eventually
@@ -119,7 +119,7 @@ async def test_openai_loop_five_identical_misspelled_calls_stop_at_the_threshold
         result = await agent.run("上嗨天气怎么样？")
 
     assert result.termination_reason is TerminationReason.REPEAT_SAME_ERROR
-    assert result.status is RunStatus.DEGRADED
+    assert result.outcome is OutcomeKind.ESCALATED
     assert len(http_api.requests) == 2  # the brake, not five calls and not max_steps
     assert llm.count(RequestKind.DECIDE) == 2 and llm.decisions_left == 4
     assert "CITY_NOT_FOUND" in result.answer

@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from agent import (
+    DEFAULT_ESCALATE_ON,
     BrainError,
     Completion,
     CritiqueVerdictMade,
@@ -45,6 +46,7 @@ from agent import (
     MemoryRecorder,
     Message,
     NotRecorded,
+    OutcomeKind,
     PlanMade,
     RunFinished,
     RunHeld,
@@ -801,8 +803,15 @@ def assert_honest_end(result: Any, events: list[Any], config: dict[str, Any], qu
         assert result.termination_reason is TerminationReason.POLICY_VIOLATION
         assert result.escalation is not None and result.escalation.kind == "held_action"
         assert not {call["id"] for call in held[0].held} & {call.tool_call_id for call in calls}
+    elif result.escalation is not None:  # it goes to people: refused (L4), or its recovery ran out
+        assert result.status is RunStatus.AWAITING_REVIEW
+        assert result.escalation.kind in ("policy", "exhausted")
+        assert result.outcome in (OutcomeKind.REFUSED, OutcomeKind.ESCALATED)
     else:
         assert result.status is result.termination_reason.status
+        assert result.termination_reason not in DEFAULT_ESCALATE_ON or (
+            result.termination_reason is TerminationReason.MAX_STEPS and not result.missing
+        )
     if result.status is RunStatus.SOLVED:
         assert result.termination_reason is TerminationReason.ANSWERED
     if result.termination_reason is TerminationReason.POLICY_VIOLATION:

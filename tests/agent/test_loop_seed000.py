@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agent import ErrorLevel, FinalRejected, RunStatus, TerminationReason, ToolCallFinished, ToolError
+from agent import ErrorLevel, FinalRejected, OutcomeKind, RunStatus, TerminationReason, ToolCallFinished, ToolError
 from tests.agent.toolbox import Hang, ScriptedTool, make_agent, replay, weather_lookup
 
 TWO_CITIES = "查上海和北京天气，对比并给穿衣建议。"
@@ -69,7 +69,7 @@ async def test_loop_five_identical_misspelled_calls_stop_at_the_threshold():
 
     assert result.termination_reason is TerminationReason.REPEAT_SAME_ERROR
     assert len(tool.calls) == 2  # repeat_error_threshold, not five and not max_steps
-    assert result.status is RunStatus.DEGRADED
+    assert result.outcome is OutcomeKind.ESCALATED
     assert "CITY_NOT_FOUND" in result.answer
 
 

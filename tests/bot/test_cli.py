@@ -397,6 +397,28 @@ def test_demo_replays_the_three_demos(parley: Parley) -> None:
     assert "Traceback" not in out + done.stderr
 
 
+def test_one_replayed_script_ends_the_same_way_through_ask_and_demo(parley: Parley) -> None:
+    """What goes to people is the engine's decision: `parley ask --replay` and `parley demo` store one outcome."""
+    shipped = (REPO / "config" / "parley.yaml").read_text(encoding="utf-8")
+    parley.write("config/parley.yaml", shipped + "\nreview:\n  escalate_on: [gave_up]\n")
+    shutil.copytree(DEMOS, parley.cwd / "config" / "demos")
+    question = yaml.safe_load((DEMOS / "demo_b.yaml").read_text(encoding="utf-8"))["question"]
+
+    asked = parley("ask", "--replay", "config/demos/demo_b.yaml", question, "--json")
+    demo = parley("demo")
+    listed = parley("runs", "list", "--json")
+
+    assert asked.returncode == demo.returncode == listed.returncode == EXIT_OK, asked.stderr + demo.stderr
+    result = json.loads(asked.stdout)
+    assert (result["status"], result["outcome"]) == ("awaiting_review", "escalated")
+    assert result["escalation"]["kind"] == "exhausted" and result["escalation"]["reason"] == "gave_up"
+    both = [run for run in json.loads(listed.stdout)["runs"] if run["question"] == question]
+    assert [(run["status"], run["termination_reason"]) for run in both] == [("awaiting_review", "gave_up")] * 2
+    assert "⚠ PARTIAL ANSWER (awaiting review: gave_up)" in demo.stdout  # the terminal says it the same way
+    review = parley("review", "list")
+    assert review.returncode == EXIT_OK and review.stdout.count("gave_up") == 2, review.stdout
+
+
 # --- help -------------------------------------------------------------------------------------------------
 
 

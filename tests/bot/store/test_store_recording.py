@@ -11,6 +11,7 @@ from agent import (
     Agent,
     AgentConfig,
     OpenAIBrain,
+    OutcomeKind,
     PlanMade,
     RunFinished,
     RunStarted,
@@ -21,8 +22,6 @@ from agent import (
     ToolError,
 )
 from agent.brains.chat import ChatCompletionsClient
-from bot.review.config import ReviewConfig
-from bot.review.triage import escalated
 from bot.store import Database
 from bot.store.queries import load_trace
 from bot.store.recorder import DEFAULT_RAW_CAP_BYTES
@@ -149,7 +148,9 @@ async def test_recorder_escalates_a_policy_violation_with_the_held_action(db: Da
 
     result, _ = await record(agent, db, "Pay the Q4 invoice of 25,000 EUR to ACME")
 
-    assert (result.status, result.termination_reason) == (RunStatus.REFUSED, TerminationReason.POLICY_VIOLATION)
+    # The engine decides it: the refused run waits for a reviewer, and the store records exactly that.
+    assert (result.status, result.termination_reason) == (RunStatus.AWAITING_REVIEW, TerminationReason.POLICY_VIOLATION)
+    assert result.outcome is OutcomeKind.REFUSED
     trace = await load_trace(db, result.run_id)
     [escalation] = trace.escalations
     assert (escalation.status, escalation.reason, escalation.level) == ("pending", "policy_violation", "L4")
@@ -157,9 +158,7 @@ async def test_recorder_escalates_a_policy_violation_with_the_held_action(db: Da
     assert escalation.message == "transfers above 10,000 EUR need a second approver"
     assert (escalation.decided_at, escalation.decided_by) == (None, None)
     assert escalation.kind == "policy" and escalation.draft_answer == result.answer
-    # The engine refused; the store records what people see: the run waits for a reviewer.
-    assert stored_result(trace.run) == escalated(result, ReviewConfig())
-    assert stored_result(trace.run).status is RunStatus.AWAITING_REVIEW
+    assert stored_result(trace.run) == result
     assert (trace.tool_calls[0].error_code, trace.tool_calls[0].error_level) == ("POLICY_VIOLATION", "L4")
     assert [a.to_status for a in trace.audit] == ["running", "awaiting_review"]
 
