@@ -1,12 +1,19 @@
-"""Assembly: settings + configuration → a ready Agent with its brain, tools and shared HTTP client."""
+"""Assembly: the one place where Parley's parts are built and wired.
+
+Settings + configuration → an Agent with its brain, tools and shared HTTP client; the run service with the
+notifier that fits (Slack, or the log); the Slack bot with its queue, reviewer board, desk and timed jobs.
+Nothing is cross-wired after construction: each part is given what it needs when it is built.
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
+from slack_sdk.web.async_client import AsyncWebClient
 
 from agent import (
     Agent,
@@ -18,13 +25,24 @@ from agent import (
     HttpToolEntry,
     JsonReactBrain,
     OpenAIBrain,
-    Recorder,
     ReplayBrain,
     ReplayScript,
     build_tools,
 )
 from bot.config_file import LoadedConfig
+from bot.jobs import Jobs
+from bot.notifier import LogNotifier, Notifier
+from bot.review.authority import Reviewers
+from bot.review.config import ReviewConfig
+from bot.runs import RunService
 from bot.settings import Settings
+from bot.slack.app import SlackBot, slack_app, slack_client
+from bot.slack.reply import DEFAULT_MIN_INTERVAL_S
+from bot.slack.review import ReviewBoard
+from bot.slack.workers import RunQueue
+from bot.store import Database
+
+log = logging.getLogger(__name__)
 
 NO_LLM = (
     "no LLM is configured: set PARLEY_LLM_BASE_URL (e.g. http://localhost:11434/v1) and PARLEY_LLM_MODEL, "
@@ -66,7 +84,6 @@ async def open_agent(
     loaded: LoadedConfig,
     brain: Brain,
     *,
-    recorder: Recorder | None = None,
     tools: Sequence[BuiltinToolEntry | HttpToolEntry] | None = None,
 ) -> AsyncIterator[Agent]:
     """An Agent whose HTTP client and brain are closed when the block ends."""
@@ -79,6 +96,43 @@ async def open_agent(
                 built = build_tools(config.tools, env=settings.environ(), http=http, data_dir=loaded.data_dir)
             except ConfigError as exc:
                 raise ConfigError(f"{loaded.path}: {exc}") from None
-            yield Agent(brain, built, config, recorder=recorder, config_hash=loaded.hash)
+            yield Agent(brain, built, config, config_hash=loaded.hash)
         finally:
             await brain.aclose()
+
+
+def command_line_notifier(settings: Settings, loaded: LoadedConfig, db: Database) -> Notifier:
+    """With Slack configured, what the command line decides shows there too (reviewer message, thread)."""
+    if settings.slack_bot_token is None:
+        return LogNotifier()
+    channel = settings.review_channel or loaded.review.channel
+    return ReviewBoard(db, slack_client(settings), loaded.review, channel=channel)
+
+
+def build_slack_bot(
+    settings: Settings,
+    db: Database,
+    agent: Agent,
+    *,
+    client: AsyncWebClient | None = None,
+    llm_url: str | None = None,
+    update_interval_s: float = DEFAULT_MIN_INTERVAL_S,
+    review: ReviewConfig | None = None,
+    run_jobs: bool = False,
+) -> SlackBot:
+    """The Slack bot of `parley serve`: the run service tells people through the reviewer board."""
+    review = review or ReviewConfig()
+    app = slack_app(settings, client)
+    channel = settings.review_channel or review.channel
+    if channel and not review.reviewers and not review.reviewer_group:
+        log.warning(
+            "the reviewer channel %s is set, but nobody may decide there: set review.reviewers or "
+            "review.reviewer_group (until then, only `parley review` decides)",
+            channel,
+        )
+    board = ReviewBoard(db, app.client, review, channel=channel)
+    runs = RunService(db, board, agent)
+    queue = RunQueue(db, runs, app.client, size=settings.workers, min_interval_s=update_interval_s)
+    reviewers = Reviewers(review, app.client)
+    jobs = Jobs(db, review, board) if run_jobs else None
+    return SlackBot(app, db, runs, queue, reviewers, board, jobs=jobs, llm_url=llm_url)

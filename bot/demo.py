@@ -9,21 +9,15 @@ from typing import Any, TextIO
 import yaml
 from pydantic import TypeAdapter, ValidationError
 
-from agent import (
-    ConfigError,
-    FanoutRecorder,
-    MemoryRecorder,
-    Recorder,
-    ReplayBrain,
-    ReplayScript,
-    RunResult,
-    ToolEntry,
-)
+from agent import ConfigError, ReplayBrain, ReplayScript, RunResult, ToolEntry
 from bot.assembly import open_agent
 from bot.config_file import LoadedConfig, defaults_dir
+from bot.notifier import LogNotifier
 from bot.progress import ConsoleProgress
 from bot.render import render_result
+from bot.runs import RunService
 from bot.settings import Settings
+from bot.store import Database, RunOrigin
 
 DEMO_FILES = ("demo_a.yaml", "demo_b.yaml", "weather.yaml")
 _TOOLS = TypeAdapter(list[ToolEntry])
@@ -57,17 +51,17 @@ def demo_paths() -> list[Path]:
 
 
 async def run_demos(
-    settings: Settings, loaded: LoadedConfig, out: TextIO, store: Recorder | None = None
+    settings: Settings, loaded: LoadedConfig, out: TextIO, db: Database, origin: RunOrigin
 ) -> list[RunResult]:
+    """Each demo asked through the run service, as `parley ask` asks: recorded, escalated, rendered alike."""
     results = []
     for path in demo_paths():
         demo = Demo.load(path)
         print(f"\n=== {demo.title}\nQ: {demo.question}", file=out)
-        trace = MemoryRecorder()
         brain = ReplayBrain(demo.script, name=f"replay:{path.name}")
-        recorder = FanoutRecorder(*(r for r in (store, trace, ConsoleProgress(out)) if r is not None))
-        async with open_agent(settings, loaded, brain, recorder=recorder, tools=demo.tools) as agent:
-            result = await agent.run(demo.question)
+        async with open_agent(settings, loaded, brain, tools=demo.tools) as agent:
+            runs = RunService(db, LogNotifier(), agent)
+            result = await runs.ask(demo.question, origin, watchers=[ConsoleProgress(out)])
         print("\n" + render_result(result), file=out)
         results.append(result)
     return results

@@ -5,15 +5,12 @@ across all of them; each item a job handles is claimed with a conditional UPDATE
 """
 
 from bot.jobs.leases import claim, release
-from bot.jobs.notifier import Notifier, SilentNotifier
 from bot.jobs.scheduler import Jobs
 from bot.jobs.sweeps import SWEEPS, Sweep, announce, expire, purge, recover_stale, remind
 
 __all__ = [
     "SWEEPS",
     "Jobs",
-    "Notifier",
-    "SilentNotifier",
     "Sweep",
     "announce",
     "claim",

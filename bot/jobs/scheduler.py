@@ -20,8 +20,8 @@ from datetime import UTC, datetime
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from bot.jobs.leases import claim, release
-from bot.jobs.notifier import Notifier
 from bot.jobs.sweeps import SWEEPS, Sweep
+from bot.notifier import Notifier
 from bot.review.config import ReviewConfig
 from bot.store.database import Database
 

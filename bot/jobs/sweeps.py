@@ -8,14 +8,13 @@ same instant never handle one item twice; the notifier is told after the commit,
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from sqlalchemy import func, null, select, update
 
 from agent import Limits, RunStatus, TerminationReason
-from bot.jobs.notifier import Notifier, SilentNotifier
+from bot.notifier import Notifier, tell
 from bot.review.config import ReviewConfig
 from bot.review.service import Decision, settle
 from bot.store.conversations import cancel_run
@@ -24,8 +23,6 @@ from bot.store.models import AuditEvent, EscalationRecord, Run, Step, ToolCallRe
 
 __all__ = [
     "SWEEPS",
-    "Notifier",
-    "SilentNotifier",
     "Sweep",
     "announce",
     "expire",
@@ -79,7 +76,7 @@ async def announce(db: Database, config: ReviewConfig, notifier: Notifier, *, no
             )
         ).all()
     for escalation, run in rows:
-        await _tell(notifier.announce, escalation, run, what=f"the announcement of escalation {escalation.id}")
+        await tell(notifier.escalated, escalation, run, what=f"the announcement of escalation {escalation.id}")
     return len(rows)
 
 
@@ -110,7 +107,7 @@ async def remind(db: Database, config: ReviewConfig, notifier: Notifier, *, now:
         if claimed is None:
             continue  # decided meanwhile, or another replica reminded first
         handled += 1
-        await _tell(notifier.remind, *claimed, what=f"the reminder for escalation {escalation_id}")
+        await tell(notifier.remind, *claimed, what=f"the reminder for escalation {escalation_id}")
     return handled
 
 
@@ -133,7 +130,7 @@ async def expire(db: Database, config: ReviewConfig, notifier: Notifier, *, now:
         if not settled.won or settled.escalation is None or settled.run is None:
             continue  # a reviewer or another replica decided first
         handled += 1
-        await _tell(notifier.expired, settled.escalation, settled.run, what=f"the expiry notice of run {run_id}")
+        await tell(notifier.decided, settled.escalation, settled.run, what=f"the expiry notice of run {run_id}")
     return handled
 
 
@@ -182,7 +179,7 @@ async def recover_stale(db: Database, config: ReviewConfig, notifier: Notifier, 
         if ended is None:
             continue  # it moved on meanwhile, or another replica ended it first
         handled += 1
-        await _tell(notifier.stale_ended, ended, what=f"the notice that run {run_id} was ended")
+        await tell(notifier.stale_ended, ended, what=f"the notice that run {run_id} was ended")
     return handled
 
 
@@ -318,10 +315,3 @@ def _budget_s(limits: Any) -> float:
     if isinstance(budget, int | float) and not isinstance(budget, bool) and budget > 0:
         return float(budget)
     return DEFAULT_RUN_BUDGET_S
-
-
-async def _tell(send: Callable[..., Awaitable[None]], *items: Any, what: str) -> None:
-    try:
-        await send(*items)
-    except Exception as exc:  # one lost message must not stop the sweep: the store already has the change
-        log.warning("could not send %s: %s: %s", what, type(exc).__name__, exc)

@@ -21,15 +21,14 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.exc import SQLAlchemyError
 
-from agent import Agent, InvalidQuestion
+from agent import InvalidQuestion
 from bot.jobs.scheduler import Jobs
 from bot.review.authority import Reviewers
-from bot.review.config import ReviewConfig
+from bot.runs import RunService
 from bot.settings import Settings
 from bot.slack.commands import register_commands
 from bot.slack.events import Candidate, Ignored, read
 from bot.slack.home import register_home
-from bot.slack.reply import DEFAULT_MIN_INTERVAL_S
 from bot.slack.review import ReviewBoard, ReviewDesk
 from bot.slack.workers import RunQueue
 from bot.store import Database, DatabaseUnavailable, check_reachable
@@ -73,58 +72,58 @@ def _api_url(url: str | None) -> str:
     return url if url.endswith("/") else url + "/"
 
 
+def slack_app(settings: Settings, client: AsyncWebClient | None = None) -> AsyncApp:
+    """bolt's app: requests verified with the signing secret; its Web API client configured once."""
+    secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None
+    options: dict[str, Any] = {
+        "signing_secret": secret,
+        "request_verification_enabled": secret is not None,
+        "raise_error_for_unhandled_request": False,
+    }
+    if client is not None:
+        return AsyncApp(client=client, **options)
+    # bolt builds the client from the token (given both, it warns that the token is unused)
+    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
+    app = AsyncApp(token=token, **options)
+    configure_client(app.client, settings)
+    return app
+
+
 class SlackBot:
-    """One Slack app: intake in the listeners (fast), the agent in Parley's own worker pool."""
+    """One Slack app: intake in the listeners (fast), the agent in Parley's own worker pool.
+
+    Built by `bot.assembly.build_slack_bot`; here the parts are only connected to bolt's listeners.
+    """
 
     def __init__(
         self,
-        settings: Settings,
+        app: AsyncApp,
         db: Database,
-        agent: Agent,
+        runs: RunService,
+        queue: RunQueue,
+        reviewers: Reviewers,
+        review_board: ReviewBoard,
         *,
-        client: AsyncWebClient | None = None,
+        jobs: Jobs | None = None,
         llm_url: str | None = None,
-        update_interval_s: float = DEFAULT_MIN_INTERVAL_S,
-        review: ReviewConfig | None = None,
-        run_jobs: bool = False,
     ) -> None:
+        self.app = app
+        self.client = app.client
         self._db = db
-        self._agent = agent
+        self._runs = runs
+        self.queue = queue
+        self.reviewers = reviewers
+        self.review_board = review_board
+        self.jobs = jobs
         self._llm_url = llm_url
-        secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None
-        options: dict[str, Any] = {
-            "signing_secret": secret,
-            "request_verification_enabled": secret is not None,
-            "raise_error_for_unhandled_request": False,
-        }
-        if client is not None:
-            self.app = AsyncApp(client=client, **options)
-        else:  # bolt builds the client from the token (given both, it warns that the token is unused)
-            token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
-            self.app = AsyncApp(token=token, **options)
-            configure_client(self.app.client, settings)
-        self.client = self.app.client
-        review = review or ReviewConfig()
-        self.queue = RunQueue(db, agent, self.client, size=settings.workers, min_interval_s=update_interval_s)
-        self._handler = AsyncSlackRequestHandler(self.app, path=EVENTS_PATH)
+        self._handler = AsyncSlackRequestHandler(app, path=EVENTS_PATH)
         self._background: set[asyncio.Task[None]] = set()
-        self.app.event("app_mention")(self._on_message)
-        self.app.event("message")(self._on_message)
-        self.reviewers = Reviewers(review, self.client)
-        register_home(self.app, db, self.reviewers)  # before the catch-all: bolt runs the first match
-        register_commands(self.app, db, self.reviewers)
-        channel = settings.review_channel or review.channel
-        if channel and not review.reviewers and not review.reviewer_group:
-            log.warning(
-                "the reviewer channel %s is set, but nobody may decide there: set review.reviewers or "
-                "review.reviewer_group (until then, only `parley review` decides)",
-                channel,
-            )
-        self.review_board = ReviewBoard(db, self.client, review, channel=channel)
-        self.review_desk = ReviewDesk(self.app, db, self.reviewers, self.review_board, self.queue, self.client)
-        self.queue.on_escalated = self.review_board.post
-        self.jobs = Jobs(db, review, self.review_board) if run_jobs else None
-        self.app.event(re.compile(".*"))(self._on_other_event)  # acknowledged, nothing to do
+        app.event("app_mention")(self._on_message)
+        app.event("message")(self._on_message)
+        register_home(app, db, reviewers)  # before the catch-all: bolt runs the first match
+        register_commands(app, db, reviewers)
+        self.review_desk = ReviewDesk(app, runs, reviewers, queue, self.client)
+        app.event(re.compile(".*"))(self._on_other_event)  # acknowledged, nothing to do
 
     async def start(self) -> None:
         """Workers, reviewer group, timed jobs; then start-up's objects are frozen for the collector."""
@@ -162,7 +161,7 @@ class SlackBot:
             if not ours:
                 return None
         try:
-            self._agent.check_question(ask.question)
+            self._runs.check_question(ask.question)
             run_id = await self._enqueue(ask)
         except InvalidQuestion as exc:
             self._in_background(self.queue.tell(ask, f"I can't take this question: {exc}."))

@@ -15,20 +15,18 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from agent import RunStatus
+from agent import RunResult
 from bot.review.authority import Reviewers
 from bot.review.config import ReviewConfig
 from bot.review.service import (
     Decision,
     Settled,
     claim_review_message,
-    current_escalation,
-    note_refusal,
     release_review_message,
     set_review_message,
-    settle,
 )
-from bot.slack.blocks import SlackMessage
+from bot.runs import RunService
+from bot.slack.blocks import SlackMessage, answer_messages
 from bot.slack.review_blocks import (
     ANSWER_BLOCK,
     ANSWER_INPUT,
@@ -52,7 +50,7 @@ from bot.slack.review_blocks import (
 )
 from bot.slack.workers import RunQueue
 from bot.store import Database
-from bot.store.conversations import SlackAsk, enqueue_retry
+from bot.store.conversations import SlackAsk
 from bot.store.models import EscalationRecord, Run
 
 log = logging.getLogger(__name__)
@@ -80,10 +78,10 @@ def ask_of(run: Run, esc: EscalationRecord) -> SlackAsk:
 
 
 class ReviewBoard:
-    """What reviewers and askers are shown in Slack: the reviewer message, its updates, the thread's notices.
+    """The Slack `Notifier`: the reviewer message, its updates, and the notices in the asker's thread.
 
-    Used by the interactive desk, by the timed jobs (it is their notifier) and by `parley review` when Slack
-    is configured, so a decision shows the same wherever it was taken.
+    The run service, the timed jobs and `parley review` (when Slack is configured) tell people through it,
+    so a decision shows the same wherever it was taken.
     """
 
     def __init__(self, db: Database, client: AsyncWebClient, config: ReviewConfig, *, channel: str | None = None):
@@ -92,18 +90,17 @@ class ReviewBoard:
         self._config = config
         self.channel = channel or config.channel
 
-    async def post(self, run_id: str) -> None:
+    async def escalated(self, esc: EscalationRecord, run: Run) -> None:
         """Post the run's pending escalation in the reviewer channel, once across replicas (claimed first)."""
-        esc, run = await current_escalation(self._db, run_id)
-        if esc is None or run is None or esc.status != "pending" or esc.review_channel:
+        if esc.status != "pending" or esc.review_channel:
             return
         if not self.channel:
-            log.warning("run %s waits for review, but no reviewer channel is set (PARLEY_REVIEW_CHANNEL)", run_id)
+            log.warning("run %s waits for review, but no reviewer channel is set (PARLEY_REVIEW_CHANNEL)", run.id)
             return
         if not await claim_review_message(self._db, esc.id, self.channel):
             return  # another worker or replica is posting it
         message = review_message(esc, run, await self._permalink(run))
-        what = f"post run {run_id} to the reviewer channel {self.channel}"
+        what = f"post run {run.id} to the reviewer channel {self.channel}"
         response = await self._send(message, what, level=logging.ERROR, channel=self.channel)
         if response is None:
             await release_review_message(self._db, esc.id)  # the `announce` job tries again
@@ -112,13 +109,12 @@ class ReviewBoard:
         channel = response.get("channel") or self.channel
         await set_review_message(self._db, esc.id, channel, response["ts"])
         for part in held_in_full(esc):
-            what = f"post the held arguments of run {run_id} in full"
+            what = f"post the held arguments of run {run.id} in full"
             await self._send(part, what, level=logging.ERROR, channel=channel, thread_ts=response["ts"])
 
-    async def announce_decision(self, run_id: str) -> None:
+    async def decided(self, esc: EscalationRecord, run: Run) -> None:
         """The decision taken on the run's escalation, shown: reviewer message updated, the thread told."""
-        esc, run = await current_escalation(self._db, run_id)
-        if esc is None or run is None or esc.status == "pending":
+        if esc.status == "pending":
             return
         await self.show_decided(esc, run)
         if esc.kind == "held_action":
@@ -129,6 +125,11 @@ class ReviewBoard:
             await self.tell_thread(run, rejection(esc.decision_reason or "", esc.decided_by or "?", run.id))
         elif esc.status == "expired":
             await self.tell_thread(run, expiry(self._config.expire_after_hours, run.id))
+
+    async def resumed(self, run: Run, result: RunResult) -> None:
+        """An approved run that went on away from Slack (`parley review approve`): its thread sees the end."""
+        for message in answer_messages(result):
+            await self.tell_thread(run, message)
 
     async def settle_held_notice(self, esc: EscalationRecord, run: Run) -> None:
         """The thread's "waiting for a reviewer" message no longer waits: it says how it was decided."""
@@ -174,14 +175,9 @@ class ReviewBoard:
             return None
         return response.get("permalink")
 
-    # --- the timed jobs' notifier (bot.jobs.notifier.Notifier) ---------------------------------------------
-
-    async def announce(self, escalation: EscalationRecord, run: Run) -> None:
-        await self.post(run.id)
-
     async def remind(self, escalation: EscalationRecord, run: Run) -> None:
         if not escalation.review_channel or not escalation.review_ts:
-            await self.post(run.id)
+            await self.escalated(escalation, run)
             return
         waited = int((datetime.now(UTC) - escalation.created_at).total_seconds() // 60)
         await self._client.chat_postMessage(
@@ -189,9 +185,6 @@ class ReviewBoard:
             thread_ts=escalation.review_ts,
             text=f"⏰ Still waiting for a decision ({waited} min). Approve or reject above.",
         )
-
-    async def expired(self, escalation: EscalationRecord, run: Run) -> None:
-        await self.announce_decision(run.id)
 
     async def stale_ended(self, run: Run) -> None:
         stopped = run.answer or "Parley stopped before it finished this question."
@@ -202,18 +195,11 @@ class ReviewDesk:
     """Takes the decisions made in the reviewer channel: buttons, modals, rights, exactly one decision."""
 
     def __init__(
-        self,
-        app: AsyncApp,
-        db: Database,
-        reviewers: Reviewers,
-        board: ReviewBoard,
-        queue: RunQueue,
-        client: AsyncWebClient,
+        self, app: AsyncApp, runs: RunService, reviewers: Reviewers, queue: RunQueue, client: AsyncWebClient
     ) -> None:
-        self._db = db
+        self._runs = runs
         self._client = client
         self._reviewers = reviewers
-        self.board = board
         self._queue = queue
         app.action(APPROVE)(self._on_approve)
         app.action(REJECT)(self._on_reject)
@@ -230,14 +216,11 @@ class ReviewDesk:
             return
         esc, run = found
         if esc.kind == "held_action":
-            decided = await settle(
-                self._db, run.id, Decision.APPROVED, actor=actor_of(_clicker(body)), run_status=RunStatus.RUNNING
-            )
-            if await self._after(decided, body):
-                if decided.escalation is not None:
-                    await self.board.settle_held_notice(decided.escalation, run)
+            actor = actor_of(_clicker(body))
+            decided = await self._runs.decide(run.id, Decision.APPROVED, actor=actor)
+            if await self._won(decided, body):
                 # A new message below (the asker is notified), which becomes the resumed run's answer.
-                self._queue.submit(run.id, ask_of(run, esc), resume_by=actor_of(_clicker(body)))
+                self._queue.submit(run.id, ask_of(run, esc), resume_by=actor)
             return
         await self._open(body, answer_modal(run.id, esc.draft_answer or run.answer or ""))
 
@@ -253,24 +236,20 @@ class ReviewDesk:
         if found is None:
             return
         esc, run = found
-        # The old run keeps its honest engine outcome (degraded); the new one is linked by retry_of.
-        decided = await settle(
-            self._db, run.id, Decision.RETRIED, actor=actor_of(_clicker(body)), run_status=RunStatus.DEGRADED
-        )
-        if await self._after(decided, body):
-            retry_id = await enqueue_retry(self._db, run)
-            self._queue.submit(retry_id, ask_of(run, esc))
+        retried = await self._runs.retry(run.id, actor=actor_of(_clicker(body)))
+        if await self._won(retried.settled, body) and retried.retry_id is not None:
+            self._queue.submit(retried.retry_id, ask_of(run, esc))
 
     async def _allowed(self, body: dict[str, Any], attempted: str) -> tuple[EscalationRecord, Run] | None:
         """The escalation and run a click is about, if the clicker may decide and it is still pending."""
         user, run_id = _clicker(body), _run_id(body)
-        esc, run = await current_escalation(self._db, run_id)
+        esc, run = await self._runs.escalation_of(run_id)
         if esc is None or run is None:
             await self._ephemeral(body, "This escalation no longer exists.")
             return None
         refusal = await self._reviewers.refusal(user, run.asker)
         if refusal is not None:
-            await note_refusal(self._db, run.id, actor_of(user), attempted, refusal)
+            await self._runs.note_refusal(run.id, actor_of(user), attempted, refusal)
             await self._ephemeral(body, refusal)
             return None
         if esc.status != "pending":
@@ -278,15 +257,11 @@ class ReviewDesk:
             return None
         return esc, run
 
-    async def _after(self, decided: Settled, body: dict[str, Any]) -> bool:
-        """Update the reviewer message; tell a latecomer who decided. True when this decision won."""
-        if not decided.won:
-            if decided.escalation is not None:
-                await self._ephemeral(body, f"Already decided: {decision_line(decided.escalation)}")
-            return False
-        if decided.escalation is not None and decided.run is not None:
-            await self.board.show_decided(decided.escalation, decided.run)
-        return True
+    async def _won(self, decided: Settled, body: dict[str, Any]) -> bool:
+        """True when this decision won; a latecomer is told privately who decided."""
+        if not decided.won and decided.escalation is not None:
+            await self._ephemeral(body, f"Already decided: {decision_line(decided.escalation)}")
+        return decided.won
 
     # --- modals --------------------------------------------------------------------------------------------
 
@@ -316,24 +291,24 @@ class ReviewDesk:
         final_answer: str | None = None,
     ) -> None:
         user, run_id = body["user"]["id"], view.get("private_metadata", "")
-        esc, run = await current_escalation(self._db, run_id)
+        esc, run = await self._runs.escalation_of(run_id)
         if esc is None or run is None:
             await ack(response_action="errors", errors={block: "This escalation no longer exists."})
             return
         refusal = await self._reviewers.refusal(user, run.asker)  # checked again: rights can change meanwhile
         if refusal is not None:
-            await note_refusal(self._db, run.id, actor_of(user), decision.value, refusal)
+            await self._runs.note_refusal(run.id, actor_of(user), decision.value, refusal)
             await ack(response_action="errors", errors={block: refusal})
             return
-        decided = await settle(
-            self._db, run.id, decision, actor=actor_of(user), reason=reason, final_answer=final_answer
+        decided = await self._runs.decide(
+            run.id, decision, actor=actor_of(user), reason=reason, answer=final_answer, announce=False
         )
         if not decided.won:
             line = decision_line(decided.escalation) if decided.escalation else "someone else decided"
             await ack(response_action="errors", errors={block: f"Already decided: {line}"})
             return
-        await ack()
-        await self.board.announce_decision(run.id)
+        await ack()  # Slack's 3 seconds: the announcement comes after
+        await self._runs.announce(decided)
 
     async def _open(self, body: dict[str, Any], view: dict[str, Any]) -> None:
         try:

@@ -9,18 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from agent import Agent, FanoutRecorder, RunStatus
-from bot.review.service import HeldCallsChanged, approved_snapshot, end_unresumable
+from agent import RunStatus
+from bot.runs import NotResumed, RunService
 from bot.slack.blocks import SlackMessage, answer_messages, failure_message, progress_blocks, queued_message
 from bot.slack.progress import SlackProgress
 from bot.slack.reply import DEFAULT_MIN_INTERVAL_S, ThreadReply
-from bot.store import Database, RunOrigin, StoreRecorder
-from bot.store.conversations import SlackAsk, cancel_queued, load_run, set_reply_ts, thread_history
+from bot.store import Database, RunOrigin
+from bot.store.conversations import SlackAsk, load_run, set_reply_ts, thread_history
 from bot.store.database import patiently
 
 log = logging.getLogger(__name__)
@@ -47,16 +46,14 @@ class RunQueue:
     def __init__(
         self,
         db: Database,
-        agent: Agent,
+        runs: RunService,
         client: AsyncWebClient,
         *,
         size: int,
         min_interval_s: float = DEFAULT_MIN_INTERVAL_S,
     ) -> None:
         self._db = db
-        # Told about every run that ends waiting for a person (the reviewer desk posts it to its channel).
-        self.on_escalated: Callable[[str], Awaitable[None]] | None = None
-        self._agent = agent
+        self._runs = runs
         self._client = client
         self._size = size
         self._interval = min_interval_s
@@ -96,7 +93,7 @@ class RunQueue:
         try:
             async with asyncio.timeout(GOODBYE_TIMEOUT_S):
                 if not started:
-                    await cancel_queued(self._db, job.run_id, INTERRUPTED)
+                    await self._runs.cancel_unstarted(job.run_id, INTERRUPTED)
                 await job.announced
                 await job.reply.finish([failure_message(INTERRUPTED, job.run_id)])
         except Exception as exc:  # shutting down: a thread we cannot reach is logged, not retried
@@ -161,35 +158,30 @@ class RunQueue:
         ask = job.ask
         origin = RunOrigin("slack", ask.asker, ask.workspace_id, ask.channel_id, ask.thread_ts)
         progress = SlackProgress(job.reply, ask.question)
-        recorder = FanoutRecorder(StoreRecorder(self._db, origin), progress)
         try:
             if job.resume_by is not None:
-                snapshot = await approved_snapshot(self._db, job.run_id)
-                result = await self._agent.resume(snapshot, approved_by=job.resume_by, recorder=recorder)
+                result = await self._runs.resume(
+                    job.run_id, approved_by=job.resume_by, watchers=[progress], thread_watched=True
+                )
             else:
-                result = await self._agent.run(ask.question, run_id=job.run_id, history=history, recorder=recorder)
+                result = await self._runs.ask(
+                    ask.question, origin, run_id=job.run_id, history=history, watchers=[progress]
+                )
         except asyncio.CancelledError:
             raise
-        except HeldCallsChanged as exc:
-            log.error("%s: nothing was run", exc)
-            await end_unresumable(self._db, job.run_id, str(exc))
-            self._deliver(job, [failure_message(HELD_CHANGED, job.run_id)])
-            return
         except Exception:
             log.exception("run %s raised", job.run_id)
             self._deliver(job, [failure_message(SOMETHING_BROKE, job.run_id)])
             return
+        if isinstance(result, NotResumed):
+            self._deliver(job, [failure_message(HELD_CHANGED, job.run_id)])
+            return
         self._deliver(job, answer_messages(result))
-        if result.status is RunStatus.AWAITING_REVIEW and self.on_escalated is not None:
-            try:
-                await self.on_escalated(job.run_id)
-            except Exception:
-                log.exception("run %s waits for review, but the reviewers could not be told", job.run_id)
 
     async def _end_unstarted(self, run_id: str) -> None:
         """The run could not start: end it in the store too (best effort), so it is not left `queued`."""
         try:
-            await cancel_queued(self._db, run_id, STORE_DOWN[0].upper() + STORE_DOWN[1:] + ".")
+            await self._runs.cancel_unstarted(run_id, STORE_DOWN[0].upper() + STORE_DOWN[1:] + ".")
         except Exception as exc:
             log.warning("run %s stays queued in the store (the stale-run job will end it): %s", run_id, exc)
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from agent import RunResult
 from bot.store import Database
 from bot.store.models import AuditEvent, EscalationRecord, JobLease, Run, Step, ToolCallRecord, Verdict
 
@@ -139,7 +140,7 @@ class RecordingNotifier:
         self.raises: set[int | str] = set()
         self.called = asyncio.Event()
 
-    async def announce(self, escalation: EscalationRecord, run: Run) -> None:
+    async def escalated(self, escalation: EscalationRecord, run: Run) -> None:
         self._told(escalation.id, run)
         self.announced.append(escalation.id)
 
@@ -147,9 +148,12 @@ class RecordingNotifier:
         self._told(escalation.id, run)
         self.reminded.append(escalation.id)
 
-    async def expired(self, escalation: EscalationRecord, run: Run) -> None:
+    async def decided(self, escalation: EscalationRecord, run: Run) -> None:
         self._told(escalation.id, run)
         self.expired_ids.append(escalation.id)
+
+    async def resumed(self, run: Run, result: RunResult) -> None:
+        self._told(run.id, run)
 
     async def stale_ended(self, run: Run) -> None:
         self._told(run.id, run)

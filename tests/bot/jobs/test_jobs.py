@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.jobs import SWEEPS, Jobs, Notifier, Sweep, remind
+from bot.jobs import SWEEPS, Jobs, Sweep, remind
+from bot.notifier import Notifier
 from bot.review.config import ReviewConfig
 from bot.store import Database, connect
 from tests.bot.jobs.rows import (

@@ -15,6 +15,7 @@ import uvicorn
 
 from agent import Agent, BuiltinToolEntry, HttpToolEntry, OpenAIBrain, Tool, build_tools
 from agent.brains.chat import ChatCompletionsClient
+from bot.assembly import build_slack_bot
 from bot.config_file import defaults_dir
 from bot.review.config import ReviewConfig
 from bot.settings import Settings
@@ -134,7 +135,7 @@ async def running_bot(
 ) -> AsyncIterator[RunningBot]:
     settings = settings_for(slack, workers=workers)
     async with httpx.AsyncClient(trust_env=False) as http, agent_for(llm_base_url, tools, http, **config) as agent:
-        bot = SlackBot(
+        bot = build_slack_bot(
             settings,
             db,
             agent,

@@ -27,6 +27,7 @@ import httpx
 import pytest
 from aiohttp import web
 
+from bot.assembly import build_slack_bot
 from bot.settings import Settings
 from bot.slack.app import HEALTH_PATH, SlackBot
 from bot.slack.serving import FIRST_RETRY_S, serve_socket_mode
@@ -212,7 +213,7 @@ async def socket_mode_bot(db: Any, gateway: FakeSocketModeGateway, llm_url: str)
     """As `parley serve` builds it in Socket Mode (no signing secret, the timed jobs on), Slack being the gateway."""
     settings = Settings(slack_bot_token=BOT_TOKEN, slack_app_token=APP_TOKEN, slack_api_url=gateway.base_url, workers=2)
     async with httpx.AsyncClient(trust_env=False) as http, agent_for(llm_url, ["calculator"], http) as agent:
-        yield SlackBot(settings, db, agent, llm_url=llm_url, update_interval_s=UPDATE_INTERVAL_S, run_jobs=True)
+        yield build_slack_bot(settings, db, agent, llm_url=llm_url, update_interval_s=UPDATE_INTERVAL_S, run_jobs=True)
 
 
 async def test_socket_mode_retries_until_slack_lets_it_in_then_answers_over_the_websocket(

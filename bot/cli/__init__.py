@@ -11,26 +11,19 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agent import ConfigError, FanoutRecorder, InvalidQuestion, check_question
-from bot.assembly import build_brain, open_agent
+from agent import ConfigError, InvalidQuestion, Recorder, check_question
+from bot.assembly import build_brain, build_slack_bot, open_agent
+from bot.cli.review import add_review_commands, run_review_command
 from bot.config_file import LoadedConfig, load_config
 from bot.demo import run_demos
 from bot.history import add_runs_commands, run_runs_command
+from bot.notifier import LogNotifier
 from bot.progress import ConsoleProgress
 from bot.render import render_result
-from bot.review.cli import add_review_commands, run_review_command
+from bot.runs import RunService
 from bot.settings import Settings
-from bot.slack.app import SlackBot
 from bot.slack.serving import serve_http, serve_socket_mode
-from bot.store import (
-    DatabaseUnavailable,
-    RunOrigin,
-    SchemaOutOfDate,
-    StoreRecorder,
-    check_reachable,
-    connect,
-    open_store,
-)
+from bot.store import DatabaseUnavailable, RunOrigin, SchemaOutOfDate, check_reachable, connect, open_store
 from bot.store.migrate import current_revision, downgrade, head_revision, upgrade
 
 # Each worker records its run; intake, replies, Home, commands and the timed jobs need a few more.
@@ -117,11 +110,11 @@ async def _ask(args: argparse.Namespace, settings: Settings, loaded: LoadedConfi
     brain = build_brain(settings, loaded.agent, replay=args.replay, question=args.question)
     db = await open_store(settings.database_url)
     try:
-        recorders = [StoreRecorder(db, RunOrigin("cli", settings.cli_user()))]
-        if not args.quiet:
-            recorders.append(ConsoleProgress(sys.stderr))
-        async with open_agent(settings, loaded, brain, recorder=FanoutRecorder(*recorders)) as agent:
-            result = await agent.run(args.question)
+        watchers: list[Recorder] = [] if args.quiet else [ConsoleProgress(sys.stderr)]
+        async with open_agent(settings, loaded, brain) as agent:
+            # The reviewers hear of an escalation from the `announce` job of `parley serve`.
+            runs = RunService(db, LogNotifier(), agent)
+            result = await runs.ask(args.question, RunOrigin("cli", settings.cli_user()), watchers=watchers)
     finally:
         await db.aclose()
     print(result.model_dump_json(indent=2) if args.json else render_result(result))
@@ -136,7 +129,9 @@ async def _serve(args: argparse.Namespace, settings: Settings, loaded: LoadedCon
     db = await open_store(settings.database_url, pool_size=settings.workers + SERVE_EXTRA_CONNECTIONS)
     try:
         async with open_agent(settings, loaded, brain) as agent:
-            bot = SlackBot(settings, db, agent, llm_url=settings.llm_base_url, review=loaded.review, run_jobs=True)
+            bot = build_slack_bot(
+                settings, db, agent, llm_url=settings.llm_base_url, review=loaded.review, run_jobs=True
+            )
             port = args.port or settings.port
             if settings.slack_app_token is not None:  # events over the WebSocket; still GET /healthz on the port
                 await serve_socket_mode(bot, settings.slack_app_token.get_secret_value(), host=args.host, port=port)
@@ -150,7 +145,7 @@ async def _serve(args: argparse.Namespace, settings: Settings, loaded: LoadedCon
 async def _demo(settings: Settings, loaded: LoadedConfig) -> int:
     db = await open_store(settings.database_url)
     try:
-        await run_demos(settings, loaded, sys.stdout, StoreRecorder(db, RunOrigin("cli", settings.cli_user())))
+        await run_demos(settings, loaded, sys.stdout, db, RunOrigin("cli", settings.cli_user()))
     finally:
         await db.aclose()
     return EXIT_OK
@@ -171,7 +166,3 @@ async def _db(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         await db.aclose()
     return EXIT_OK
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -15,25 +15,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from agent import ConfigError, FanoutRecorder, RunStatus
-from bot.assembly import build_brain, open_agent
+from agent import Agent, ConfigError, Recorder
+from bot.assembly import build_brain, command_line_notifier, open_agent
 from bot.config_file import LoadedConfig
+from bot.notifier import Notifier
 from bot.progress import ConsoleProgress
 from bot.render import render_result, shorten
 from bot.review.authority import CLI_OPERATOR
-from bot.review.service import (
-    Decision,
-    HeldCallsChanged,
-    approved_snapshot,
-    current_escalation,
-    pending_escalations,
-    settle,
-)
+from bot.review.service import Decision, HeldCallsChanged, current_escalation, pending_escalations
+from bot.runs import NotResumed, RunService
 from bot.settings import Settings
-from bot.slack.app import slack_client
-from bot.slack.blocks import answer_messages
-from bot.slack.review import ReviewBoard
-from bot.store import Database, RunOrigin, StoreRecorder, open_store
+from bot.store import Database, open_store
 from bot.store.models import EscalationRecord, Run
 from bot.store.queries import resolve_run_id
 
@@ -93,22 +85,15 @@ async def run_review_command(args: argparse.Namespace, settings: Settings, loade
         escalation, run = await _escalation_of(db, args.run_id)
         if escalation.status != "pending":
             return already_decided(escalation)
+        notifier = command_line_notifier(settings, loaded, db)
         if args.review_command == "reject":
             assert reason
-            return await _reject(db, args, run, actor, reason, slack_board(db, settings, loaded))
+            return await _decide(db, args, run, actor, Decision.REJECTED, notifier, reason=reason)
         if escalation.kind == "held_action":
-            return await _approve_held(db, args, settings, loaded, escalation, run, actor)
-        return await _approve_with_answer(db, args, escalation, run, actor, slack_board(db, settings, loaded))
+            return await _approve_held(db, args, settings, loaded, escalation, run, actor, notifier)
+        return await _approve_with_answer(db, args, escalation, run, actor, notifier)
     finally:
         await db.aclose()
-
-
-def slack_board(db: Database, settings: Settings, loaded: LoadedConfig) -> ReviewBoard | None:
-    """With Slack configured, a decision taken here shows there too: the reviewer message and the thread."""
-    if settings.slack_bot_token is None:
-        return None
-    channel = settings.review_channel or loaded.review.channel
-    return ReviewBoard(db, slack_client(settings), loaded.review, channel=channel)
 
 
 def operator(settings: Settings) -> str:
@@ -217,6 +202,7 @@ async def _approve_held(
     escalation: EscalationRecord,
     run: Run,
     actor: str,
+    notifier: Notifier,
 ) -> int:
     """Everything that can refuse is checked before the decision is taken: an approval always resumes the run."""
     short = run.id[:SHOWN_ID]
@@ -225,50 +211,42 @@ async def _approve_held(
             f"run {short} holds tool calls: approving runs them and the run answers itself (--answer is for "
             "escalations without held calls)"
         )
-    try:
-        snapshot = await approved_snapshot(db, run.id)
-    except HeldCallsChanged as exc:
-        raise ReviewRefused(f"{exc}: reject it, or ask the question again") from None
     brain = build_brain(settings, loaded.agent, replay=args.replay, question=run.question)
-    origin = RunOrigin(
-        source="slack" if run.source == "slack" else "cli",
-        asker=run.asker,
-        workspace_id=run.workspace_id,
-        channel_id=run.channel_id,
-        thread_ts=run.thread_ts,
-    )
-    recorders: list[Any] = [StoreRecorder(db, origin)]
-    if not args.quiet:
-        recorders.append(ConsoleProgress(sys.stderr))
     async with open_agent(settings, loaded, brain) as agent:
-        missing = sorted({str(call.get("tool")) for call in escalation.held_calls} - set(agent.tool_names))
-        if missing:
-            raise ReviewRefused(
-                f"run {short} holds calls to {', '.join(missing)}, which {loaded.path} does not configure: "
-                "pass the --config the run was asked with"
-            )
-        if run.config_hash and run.config_hash != loaded.hash and not args.quiet:
-            print(
-                f"parley: note: run {short} was asked under another configuration; the held calls run as held, "
-                f"the rest of the run follows {loaded.path}",
-                file=sys.stderr,
-            )
-        settled = await settle(db, run.id, Decision.APPROVED, actor=actor, run_status=RunStatus.RUNNING)
+        runs = RunService(db, notifier, agent)
+        try:
+            await runs.check_resumable(run.id)
+        except HeldCallsChanged as exc:
+            raise ReviewRefused(f"{exc}: reject it, or ask the question again") from None
+        _check_tools(agent, escalation, run, loaded, quiet=args.quiet)
+        settled = await runs.decide(run.id, Decision.APPROVED, actor=actor)
         if not settled.won:
             return already_decided(settled.escalation)
         if not args.quiet:
             print(f"Approved by {actor}: the held calls run and the run goes on.", file=sys.stderr)
-        board = slack_board(db, settings, loaded)
-        if board is not None:
-            await board.announce_decision(run.id)
-        result = await agent.resume(snapshot, approved_by=actor, recorder=FanoutRecorder(*recorders))
-    if board is not None:
-        for message in answer_messages(result):
-            await board.tell_thread(run, message)
-        if result.status is RunStatus.AWAITING_REVIEW:
-            await board.post(run.id)  # held again (another call): the reviewers see the new escalation
+        watchers: list[Recorder] = [] if args.quiet else [ConsoleProgress(sys.stderr)]
+        result = await runs.resume(run.id, approved_by=actor, watchers=watchers)
+    if isinstance(result, NotResumed):
+        raise ReviewRefused(f"approved, but not resumed: {result.why}")
     print(result.model_dump_json(indent=2) if args.json else render_result(result))
     return EXIT_OK
+
+
+def _check_tools(agent: Agent, escalation: EscalationRecord, run: Run, loaded: LoadedConfig, *, quiet: bool) -> None:
+    """The held calls need their tools in this configuration; another configuration is noted, not refused."""
+    short = run.id[:SHOWN_ID]
+    missing = sorted({str(call.get("tool")) for call in escalation.held_calls} - set(agent.tool_names))
+    if missing:
+        raise ReviewRefused(
+            f"run {short} holds calls to {', '.join(missing)}, which {loaded.path} does not configure: "
+            "pass the --config the run was asked with"
+        )
+    if run.config_hash and run.config_hash != loaded.hash and not quiet:
+        print(
+            f"parley: note: run {short} was asked under another configuration; the held calls run as held, "
+            f"the rest of the run follows {loaded.path}",
+            file=sys.stderr,
+        )
 
 
 async def _approve_with_answer(
@@ -277,7 +255,7 @@ async def _approve_with_answer(
     escalation: EscalationRecord,
     run: Run,
     actor: str,
-    board: ReviewBoard | None,
+    notifier: Notifier,
 ) -> int:
     short = run.id[:SHOWN_ID]
     if args.replay is not None:
@@ -289,7 +267,7 @@ async def _approve_with_answer(
             "needs the answer the asker gets: --answer TEXT or --answer-file PATH (the draft is in "
             "`parley review list`)"
         )
-    return await _decide(db, args, run, actor, Decision.APPROVED, board, answer=answer)
+    return await _decide(db, args, run, actor, Decision.APPROVED, notifier, answer=answer)
 
 
 def _answer(args: argparse.Namespace) -> str | None:
@@ -311,13 +289,7 @@ def _answer(args: argparse.Namespace) -> str | None:
     return text
 
 
-# --- reject -----------------------------------------------------------------------------------------------
-
-
-async def _reject(
-    db: Database, args: argparse.Namespace, run: Run, actor: str, reason: str, board: ReviewBoard | None
-) -> int:
-    return await _decide(db, args, run, actor, Decision.REJECTED, board, reason=reason)
+# --- decide ----------------------------------------------------------------------------------------------
 
 
 async def _decide(
@@ -326,17 +298,15 @@ async def _decide(
     run: Run,
     actor: str,
     decision: Decision,
-    board: ReviewBoard | None,
+    notifier: Notifier,
     *,
     answer: str | None = None,
     reason: str | None = None,
 ) -> int:
     """Record the decision (unless someone decided first), show it in Slack when configured, print it."""
-    settled = await settle(db, run.id, decision, actor=actor, final_answer=answer, reason=reason)
+    settled = await RunService(db, notifier).decide(run.id, decision, actor=actor, answer=answer, reason=reason)
     if not settled.won:
         return already_decided(settled.escalation)
-    if board is not None:
-        await board.announce_decision(run.id)
     _print_decision(args, settled.escalation, run, answer=answer, reason=reason)
     return EXIT_OK
 
