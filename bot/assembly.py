@@ -32,13 +32,13 @@ from agent import (
 from bot.config_file import LoadedConfig
 from bot.jobs import Jobs
 from bot.notifier import LogNotifier, Notifier
-from bot.review.authority import Reviewers
 from bot.review.config import ReviewConfig
 from bot.runs import RunService
 from bot.settings import Settings
 from bot.slack.app import SlackBot, slack_app, slack_client
 from bot.slack.reply import DEFAULT_MIN_INTERVAL_S
 from bot.slack.review import ReviewBoard
+from bot.slack.reviewers import Reviewers
 from bot.slack.workers import RunQueue
 from bot.store import Database
 

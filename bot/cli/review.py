@@ -21,8 +21,7 @@ from bot.config_file import LoadedConfig
 from bot.notifier import Notifier
 from bot.progress import ConsoleProgress
 from bot.render import render_result, shorten
-from bot.review.authority import CLI_OPERATOR
-from bot.review.service import Decision, HeldCallsChanged, current_escalation, pending_escalations
+from bot.review.service import CLI_OPERATOR, Decision, HeldCallsChanged, current_escalation, pending_escalations
 from bot.runs import NotResumed, RunService
 from bot.settings import Settings
 from bot.store import Database, open_store

@@ -20,6 +20,8 @@ from bot.store.conversations import cancel_run
 from bot.store.database import Database
 from bot.store.models import AuditEvent, EscalationRecord, Run, Verdict
 
+CLI_OPERATOR = "cli"  # the actor recorded for `parley review …` (trusted: the operator runs the process)
+
 
 class Decision(StrEnum):
     APPROVED = "approved"

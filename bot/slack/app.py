@@ -23,13 +23,13 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from agent import InvalidQuestion
 from bot.jobs.scheduler import Jobs
-from bot.review.authority import Reviewers
 from bot.runs import RunService
 from bot.settings import Settings
 from bot.slack.commands import register_commands
 from bot.slack.events import Candidate, Ignored, read
 from bot.slack.home import register_home
 from bot.slack.review import ReviewBoard, ReviewDesk
+from bot.slack.reviewers import Reviewers
 from bot.slack.workers import RunQueue
 from bot.store import Database, DatabaseUnavailable, check_reachable
 from bot.store.conversations import SlackAsk, enqueue, thread_is_ours

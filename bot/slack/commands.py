@@ -15,13 +15,10 @@ import json
 import logging
 from typing import Any
 
-import aiohttp
 from pydantic import BaseModel, ConfigDict, ValidationError
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
-from slack_sdk.errors import SlackClientError
 
 from agent import RunStatus
-from bot.review.authority import Reviewers
 from bot.slack.blocks import (
     FOOTNOTE,
     RUN_ID_CHARS,
@@ -35,7 +32,9 @@ from bot.slack.blocks import (
     sections,
     shorten,
 )
+from bot.slack.gateway import SlackFailure, slack_call
 from bot.slack.history import HistoryUnavailable, person, reading, run_entry, status_emoji, when
+from bot.slack.reviewers import Reviewers
 from bot.store.database import Database
 from bot.store.models import EscalationRecord, Run, ToolCallRecord
 from bot.store.queries import (
@@ -302,8 +301,8 @@ def _notice(*paragraphs: str) -> SlackMessage:
 async def _follow_up(respond: AsyncRespond, message: SlackMessage) -> None:
     """A further ephemeral message through the command's response_url (Slack allows five in 30 minutes)."""
     try:
-        response = await respond(response_type="ephemeral", text=message.text, blocks=message.blocks)
-    except (SlackClientError, aiohttp.ClientError, OSError, TimeoutError, ValueError) as exc:
+        response = await slack_call(respond(response_type="ephemeral", text=message.text, blocks=message.blocks))
+    except (SlackFailure, ValueError) as exc:  # ValueError: a response_url aiohttp cannot use
         log.warning("could not send the rest of a /parley answer: %s", exc)
         return
     if response.status_code != 200:

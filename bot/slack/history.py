@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from sqlalchemy.exc import SQLAlchemyError
 
 from agent import RunStatus
-from bot.review.authority import Reviewers
 from bot.slack.blocks import RUN_ID_CHARS, escape, shorten
+from bot.slack.reviewers import Reviewers
 from bot.store.models import EscalationRecord, Run
 
 log = logging.getLogger(__name__)

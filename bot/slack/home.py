@@ -15,15 +15,15 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from slack_bolt.async_app import AsyncAck, AsyncApp
-from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import select, tuple_
 
 from agent import ConfigError
-from bot.review.authority import Reviewers
 from bot.review.service import pending_escalations
 from bot.slack.blocks import contexts, header, section
+from bot.slack.gateway import SlackFailure, slack_call
 from bot.slack.history import ENDED, HistoryUnavailable, escalation_entry, reading, run_entry
+from bot.slack.reviewers import Reviewers
 from bot.store.database import Database
 from bot.store.models import EscalationRecord, Run
 from bot.store.queries import LIST_COLUMNS, RunFilter, decode_cursor, encode_cursor, list_runs
@@ -123,8 +123,8 @@ class HomeTab:
         except HistoryUnavailable as exc:
             view = _view([header(UNAVAILABLE_TITLE), section(UNAVAILABLE.format(problem=exc))])
         try:
-            await client.views_publish(user_id=user, view=view)
-        except (SlackApiError, SlackClientError, OSError) as exc:
+            await slack_call(client.views_publish(user_id=user, view=view))
+        except SlackFailure as exc:
             log.warning("could not publish the Home tab of %s: %s", user, exc)
 
     async def view(self, user: str, pages: HomePages) -> dict[str, Any]:

@@ -7,10 +7,10 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 
-from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.blocks import SlackMessage
+from bot.slack.gateway import SlackFailure, slack_call
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +46,12 @@ class ThreadReply:
     async def post(self, message: SlackMessage) -> str | None:
         """Post the first version; returns its ts (None when Slack refused: the run still goes on)."""
         try:
-            response = await self._client.chat_postMessage(
-                channel=self.channel, thread_ts=self.thread_ts, text=message.text, blocks=message.blocks
+            response = await slack_call(
+                self._client.chat_postMessage(
+                    channel=self.channel, thread_ts=self.thread_ts, text=message.text, blocks=message.blocks
+                )
             )
-        except (SlackApiError, SlackClientError, OSError) as exc:
+        except SlackFailure as exc:
             log.warning("posting in %s/%s failed: %s", self.channel, self.thread_ts, exc)
             return None
         self.ts = response.get("ts")
@@ -108,8 +110,10 @@ class ThreadReply:
 
     async def _update(self, message: SlackMessage) -> bool:
         try:
-            await self._client.chat_update(channel=self.channel, ts=self.ts, text=message.text, blocks=message.blocks)
-        except (SlackApiError, SlackClientError, OSError) as exc:
+            await slack_call(
+                self._client.chat_update(channel=self.channel, ts=self.ts, text=message.text, blocks=message.blocks)
+            )
+        except SlackFailure as exc:
             log.warning("updating %s in %s failed: %s", self.ts, self.channel, exc)
             return False
         self._last_sent = self._clock()

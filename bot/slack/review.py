@@ -12,11 +12,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
-from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from agent import RunResult
-from bot.review.authority import Reviewers
 from bot.review.config import ReviewConfig
 from bot.review.service import (
     Decision,
@@ -27,6 +25,7 @@ from bot.review.service import (
 )
 from bot.runs import RunService
 from bot.slack.blocks import SlackMessage, answer_messages
+from bot.slack.gateway import SlackFailure, slack_call
 from bot.slack.review_blocks import (
     ANSWER_BLOCK,
     ANSWER_INPUT,
@@ -48,6 +47,7 @@ from bot.slack.review_blocks import (
     review_message,
     reviewed_answer,
 )
+from bot.slack.reviewers import Reviewers
 from bot.slack.workers import RunQueue
 from bot.store import Database
 from bot.store.conversations import SlackAsk
@@ -157,9 +157,11 @@ class ReviewBoard:
         Slack refused or could not be reached (a lost message never undoes a decision)."""
         try:
             if ts is None:
-                return await self._client.chat_postMessage(text=message.text, blocks=message.blocks, **where)
-            return await self._client.chat_update(ts=ts, text=message.text, blocks=message.blocks, **where)
-        except (SlackApiError, SlackClientError, OSError) as exc:
+                return await slack_call(
+                    self._client.chat_postMessage(text=message.text, blocks=message.blocks, **where)
+                )
+            return await slack_call(self._client.chat_update(ts=ts, text=message.text, blocks=message.blocks, **where))
+        except SlackFailure as exc:
             log.log(level, "could not %s: %s", what, exc)
             return None
 
@@ -167,10 +169,10 @@ class ReviewBoard:
         if not run.channel_id or not (run.trigger_ts or run.thread_ts):
             return None
         try:
-            response = await self._client.chat_getPermalink(
-                channel=run.channel_id, message_ts=run.trigger_ts or run.thread_ts
+            response = await slack_call(
+                self._client.chat_getPermalink(channel=run.channel_id, message_ts=run.trigger_ts or run.thread_ts)
             )
-        except (SlackApiError, SlackClientError, OSError) as exc:
+        except SlackFailure as exc:
             log.warning("no permalink for run %s: %s", run.id, exc)
             return None
         return response.get("permalink")
@@ -180,10 +182,12 @@ class ReviewBoard:
             await self.escalated(escalation, run)
             return
         waited = int((datetime.now(UTC) - escalation.created_at).total_seconds() // 60)
-        await self._client.chat_postMessage(
-            channel=escalation.review_channel,
-            thread_ts=escalation.review_ts,
-            text=f"⏰ Still waiting for a decision ({waited} min). Approve or reject above.",
+        await slack_call(
+            self._client.chat_postMessage(
+                channel=escalation.review_channel,
+                thread_ts=escalation.review_ts,
+                text=f"⏰ Still waiting for a decision ({waited} min). Approve or reject above.",
+            )
         )
 
     async def stale_ended(self, run: Run) -> None:
@@ -312,8 +316,8 @@ class ReviewDesk:
 
     async def _open(self, body: dict[str, Any], view: dict[str, Any]) -> None:
         try:
-            await self._client.views_open(trigger_id=body["trigger_id"], view=view)
-        except (SlackApiError, SlackClientError, OSError) as exc:
+            await slack_call(self._client.views_open(trigger_id=body["trigger_id"], view=view))
+        except SlackFailure as exc:
             log.warning("could not open the review modal: %s", exc)
             await self._ephemeral(body, "Slack did not open the form in time; please click again.")
 
@@ -322,8 +326,8 @@ class ReviewDesk:
         if not channel:
             return
         try:
-            await self._client.chat_postEphemeral(channel=channel, user=_clicker(body), text=text)
-        except (SlackApiError, SlackClientError, OSError) as exc:
+            await slack_call(self._client.chat_postEphemeral(channel=channel, user=_clicker(body), text=text))
+        except SlackFailure as exc:
             log.warning("could not answer %s privately: %s", _clicker(body), exc)
 
 

@@ -11,12 +11,11 @@ import json
 import logging
 import signal
 
-import aiohttp
 import uvicorn
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
-from slack_sdk.errors import SlackApiError, SlackClientError
 
 from bot.slack.app import HEALTH_PATH, Receive, Scope, Send, SlackBot
+from bot.slack.gateway import FOREIGN_ERRORS, SlackFailure, slack_call
 
 log = logging.getLogger(__name__)
 
@@ -26,8 +25,6 @@ CONNECT_TIMEOUT_S = 20.0  # for the WebSocket itself, once Slack gave its URL (s
 NOT_SERVED_IN_SOCKET_MODE = b"Socket Mode: only GET /healthz is served here; Slack's events come over the WebSocket"
 # Slack refusing the app-level token: the log line and /healthz name SLACK_APP_TOKEN, the operator's to fix.
 TOKEN_ERRORS = {"invalid_auth", "not_authed", "not_allowed_token_type", "token_revoked", "account_inactive"}
-# What a failed connection raises: Slack's refusal, the network, a timeout. Anything else is a bug and stops serving.
-CONNECTION_ERRORS = (SlackClientError, aiohttp.ClientError, OSError, TimeoutError)
 
 
 async def serve_http(bot: SlackBot, *, host: str, port: int) -> None:
@@ -120,27 +117,26 @@ class SocketModeLink:
         while True:
             wait, level, step = delay, logging.WARNING, "apps.connections.open"
             try:
-                opened = await client.web_client.apps_connections_open(app_token=self._app_token)
+                opened = await slack_call(client.web_client.apps_connections_open(app_token=self._app_token))
                 client.wss_uri = opened["url"]
                 step = "the WebSocket"
                 # slack_sdk retries a WebSocket that does not open with the same URL, which may have expired.
-                await asyncio.wait_for(self.handler.connect_async(), CONNECT_TIMEOUT_S)
-            except SlackApiError as exc:
-                error = _api_error(exc)
-                if error == "ratelimited":
-                    wait = max(delay, _seconds(exc.response.headers.get("Retry-After"), delay))
-                else:
-                    level = logging.ERROR
-                if error in TOKEN_ERRORS:
-                    error += ": check SLACK_APP_TOKEN (an app-level xapp- token with connections:write)"
-                self.problem = f"Slack answered {error}"
-            except TimeoutError as exc:
-                if step == "the WebSocket":  # wait_for's (slack_sdk catches the rest, and logged each attempt)
+                await slack_call(asyncio.wait_for(self.handler.connect_async(), CONNECT_TIMEOUT_S))
+            except SlackFailure as failure:
+                if failure.refused:
+                    error = str(failure.error)
+                    if error == "ratelimited":
+                        wait = max(delay, failure.retry_after_s if failure.retry_after_s is not None else delay)
+                    else:
+                        level = logging.ERROR
+                    if error in TOKEN_ERRORS:
+                        error += ": check SLACK_APP_TOKEN (an app-level xapp- token with connections:write)"
+                    self.problem = f"Slack answered {error}"
+                elif step == "the WebSocket" and isinstance(failure.__cause__, TimeoutError):
+                    # wait_for's (slack_sdk catches the rest, and logged each attempt)
                     self.problem = f"the WebSocket did not open within {CONNECT_TIMEOUT_S:g} s"
                 else:
-                    self.problem = f"{step} failed: {_one_line(exc)}"
-            except CONNECTION_ERRORS as exc:
-                self.problem = f"{step} failed: {_one_line(exc)}"
+                    self.problem = f"{step} failed: {_one_line(failure.__cause__ or failure)}"
             else:
                 if failures:
                     log.warning("Socket Mode: connected to Slack after %d failed attempts", failures)
@@ -231,24 +227,12 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _api_error(exc: SlackApiError) -> str:
-    data = exc.response.data if isinstance(exc.response.data, dict) else {}
-    return str(data.get("error") or f"HTTP {exc.response.status_code}")
-
-
-def _seconds(value: object, default: float) -> float:
-    try:
-        return float(str(value))
-    except ValueError:
-        return default
-
-
 class _NoTracebackForOutages(logging.Filter):
     """slack_sdk logs every failed (re)connection with its traceback; for a refusal, a network error or a
     timeout the traceback adds nothing to the line, which names the error. Other exceptions keep theirs."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info and isinstance(record.exc_info[1], CONNECTION_ERRORS):
+        if record.exc_info and isinstance(record.exc_info[1], FOREIGN_ERRORS):
             record.exc_info = None
             record.exc_text = None
         return True

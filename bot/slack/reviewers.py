@@ -7,15 +7,14 @@ import logging
 import time
 from collections.abc import Callable
 
-from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.review.config import ReviewConfig
+from bot.slack.gateway import SlackFailure, slack_call
 
 log = logging.getLogger(__name__)
 
 GROUP_CACHE_S = 60.0  # a member removed from the group loses the right within a minute
-CLI_OPERATOR = "cli"  # the actor recorded for `parley review …` (trusted: the operator runs the process)
 
 
 class Reviewers:
@@ -67,8 +66,8 @@ class Reviewers:
         group = self._config.reviewer_group
         assert group is not None and self._client is not None
         try:
-            response = await self._client.usergroups_users_list(usergroup=group)
-        except (SlackApiError, SlackClientError, OSError) as exc:
+            response = await slack_call(self._client.usergroups_users_list(usergroup=group))
+        except SlackFailure as exc:
             # Fail closed: an unread group has no members (configured ids still are reviewers); the last list
             # read stays in use, and the next click tries again.
             log.warning("could not read the members of reviewer group %s: %s", group, exc)

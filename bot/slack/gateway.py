@@ -1,0 +1,68 @@
+"""The Slack gateway: every error of a call to Slack is mapped here, once, into `SlackFailure`.
+
+slack_sdk raises `SlackApiError` when Slack answers `ok: false`, `SlackClientError` subclasses for what it
+could not send or read, and lets aiohttp's errors, `OSError` and timeouts through from the connection. Parley's
+code awaits `slack_call(client.chat_postMessage(…))` and catches one type; nothing of slack_sdk or aiohttp
+leaks past this module (tested).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Mapping
+from typing import Any, TypeVar
+
+import aiohttp
+from slack_sdk.errors import SlackApiError, SlackClientError
+
+# What a call to Slack can raise besides an answer: its refusals, and every way the connection can fail.
+FOREIGN_ERRORS = (SlackApiError, SlackClientError, aiohttp.ClientError, OSError, TimeoutError)
+
+Answer = TypeVar("Answer")
+
+
+class SlackFailure(Exception):
+    """A call to Slack did not succeed: Slack refused it (`error` is its code, e.g. `channel_not_found`), or
+    it could not be reached (`error` is None)."""
+
+    def __init__(self, problem: str, *, error: str | None = None, retry_after_s: float | None = None) -> None:
+        super().__init__(problem)
+        self.error = error
+        self.retry_after_s = retry_after_s
+
+    @property
+    def refused(self) -> bool:
+        """Slack answered, and said no (as opposed to: Slack could not be reached)."""
+        return self.error is not None
+
+
+def slack_failure(exc: BaseException) -> SlackFailure:
+    """The one mapping of slack_sdk's, aiohttp's and the socket's errors."""
+    if isinstance(exc, SlackApiError):
+        response = exc.response
+        data = response.data if isinstance(response.data, dict) else {}
+        error = str(data.get("error") or f"HTTP {response.status_code}")
+        return SlackFailure(f"Slack answered {error}", error=error, retry_after_s=_seconds(response.headers))
+    text = " ".join(str(exc).split())[:300]
+    return SlackFailure(f"Slack could not be reached: {type(exc).__name__}" + (f": {text}" if text else ""))
+
+
+async def slack_call(call: Awaitable[Answer]) -> Answer:
+    """Await one call to Slack; its failure, whatever the library's type, raises `SlackFailure`."""
+    try:
+        return await call
+    except FOREIGN_ERRORS as exc:
+        raise slack_failure(exc) from exc
+
+
+def _seconds(headers: Any) -> float | None:
+    """Slack's `Retry-After` (whole seconds) on a 429, else None; aiohttp gives a case-insensitive mapping."""
+    if not isinstance(headers, Mapping):
+        return None
+    value = headers.get("Retry-After", headers.get("retry-after"))
+    if isinstance(value, list):
+        value = value[0] if value else None
+    try:
+        seconds = float(str(value))
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None
