@@ -17,7 +17,7 @@ from agent.finalize import AnswerCheck, check_answer, validate_json_output
 from agent.plain import plain_text
 from agent.result import TerminationReason
 from agent.run_state import Outcome, RunState
-from agent.trace import DoneItemTicked, FinalRejected, TraceEvent
+from agent.trace import DoneItemTicked, FinalRejected, Rejecter, TraceEvent
 
 Emit = Callable[[RunState, TraceEvent], Awaitable[None]]
 
@@ -57,7 +57,7 @@ class Closing:
         if gaps:
             state.rejected_drafts += 1
             state.last_draft = check.sentences
-            by = "grounding" if check.problems else ("done" if done_gaps else "critique")
+            by: Rejecter = "grounding" if check.problems else ("done" if done_gaps else "critique")
             await self._emit(state, FinalRejected(run_id=state.run_id, step=step, by=by, gaps=gaps, draft=draft))
             spin = state.detector.observe_gaps(gaps)
             if spin is not None:

@@ -250,6 +250,7 @@ def _date_readings(match: re.Match[str], order: str) -> tuple[tuple, ...]:
             return ()
         months = [(month, day)]
     elif order == "dmy?":
+        assert day is not None  # this order's pattern always has a day
         first, second = day, int(groups["m"])
         months = [(second, first), (first, second)]  # 30/11 (day first) and 11/30 (month first)
     else:

@@ -99,8 +99,9 @@ def _candidates(
         values = [op.values[0] for op in trio]
         names = " + ".join(op.text for op in trio)
         if compatible(reading.unit, trio[0].unit):
-            yield f"{plain(sum(values))} = {names}", trio, sum(values)
-            yield f"{plain(sum(values) / 3)} = ({names}) / 3", trio, sum(values) / 3
+            total = values[0] + values[1] + values[2]
+            yield f"{plain(total)} = {names}", trio, total
+            yield f"{plain(total / 3)} = ({names}) / 3", trio, total / 3
         if reading.unit is None or _unit_of_product(reading.unit, *(op.unit for op in trio)):
             product = values[0] * values[1] * values[2]
             yield f"{plain(product)} = {' × '.join(op.text for op in trio)}", trio, product

@@ -166,7 +166,8 @@ def ground(answer: str, sources: Sequence[Source], question: str, *, today: date
         if dates:
             body = _mask(body, [(d.start, d.end) for d in dates], 0, len(body))
         figures = read_figures(body, mark=mark, trillion_is_billion=english)
-        for item in [*dates, *figures]:
+        items: list[WrittenDate | Figure] = [*dates, *figures]
+        for item in items:
             after = [group for a, _, group in groups if a >= start + item.end]
             mentions.append(
                 _Mention(
@@ -200,8 +201,8 @@ def ground(answer: str, sources: Sequence[Source], question: str, *, today: date
             if mention.grounded is not None and mention.figure is not None:
                 by_sentence.setdefault(mention.sentence, []).append(mention)
         for mention in pending:
-            around = by_sentence.get(mention.sentence - 1, []) + by_sentence.get(mention.sentence, [])
-            _derive(mention, around, text)
+            operands = by_sentence.get(mention.sentence - 1, []) + by_sentence.get(mention.sentence, [])
+            _derive(mention, operands, text)
     for mention in mentions:
         sentence = result.sentences[mention.sentence]
         if mention.grounded is not None:

@@ -140,10 +140,10 @@ def _find(facts: _Sorted, reading: Reading, approximation: Approximation) -> Fac
     for other in facts.units:
         if other.family is not unit.family or other == unit or other.code == "°":
             continue
-        edges = [convert(edge, unit, other) for edge in (low, high)]
-        if edges[0] is None or edges[1] is None:
+        first, second = convert(low, unit, other), convert(high, unit, other)
+        if first is None or second is None:
             continue
-        for fact in facts.between(min(edges), max(edges)):  # type: ignore[type-var]
+        for fact in facts.between(min(first, second), max(first, second)):
             converted = convert(fact.value, other, unit) if fact.unit == other else None
             if converted is not None and inside(converted, reading, approximation):
                 return Fact(converted, unit, GroundingRule.CONVERTED, fact.key, fact.returned)

@@ -13,6 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent.result import RunResult
 
+# Which closing check refused a draft answer.
+Rejecter = Literal["done", "critique", "grounding", "output"]
+
 
 def _now() -> datetime:
     return datetime.now(UTC)
@@ -121,7 +124,7 @@ class DoneItemTicked(_Event):
 class FinalRejected(_Event):
     kind: Literal["final_rejected"] = "final_rejected"
     step: int
-    by: Literal["done", "critique", "grounding", "output"]
+    by: Rejecter
     gaps: list[str]
     draft: str
 

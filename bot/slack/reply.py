@@ -84,7 +84,7 @@ class ThreadReply:
             wait = self._last_sent + self._interval - self._clock()
             if self.ts is not None and wait > 0:
                 await asyncio.sleep(wait)
-            if self.ts is None or not await self._update(first):
+            if self.ts is None or not await self._update(self.ts, first):
                 await self.post(first)
             for message in rest:
                 await self.post(message)
@@ -106,12 +106,12 @@ class ThreadReply:
             if self.ts is None:
                 await self.post(message)
             else:
-                await self._update(message)
+                await self._update(self.ts, message)
 
-    async def _update(self, message: SlackMessage) -> bool:
+    async def _update(self, ts: str, message: SlackMessage) -> bool:
         try:
             await slack_call(
-                self._client.chat_update(channel=self.channel, ts=self.ts, text=message.text, blocks=message.blocks)
+                self._client.chat_update(channel=self.channel, ts=ts, text=message.text, blocks=message.blocks)
             )
         except SlackFailure as exc:
             log.warning("updating %s in %s failed: %s", self.ts, self.channel, exc)

@@ -151,27 +151,34 @@ class ReviewBoard:
         await self._send(message, f"tell the thread of run {run.id}", channel=run.channel_id, thread_ts=run.thread_ts)
 
     async def _send(
-        self, message: SlackMessage, what: str, *, level: int = logging.WARNING, ts: str | None = None, **where: str
+        self,
+        message: SlackMessage,
+        what: str,
+        *,
+        channel: str,
+        level: int = logging.WARNING,
+        ts: str | None = None,
+        thread_ts: str | None = None,
     ) -> Any:
-        """Post `message` (or update message `ts`) where `where` says; Slack's answer, or None, logged, when
-        Slack refused or could not be reached (a lost message never undoes a decision)."""
+        """Post `message` in `channel` (in `thread_ts`), or update message `ts` there; Slack's answer, or None,
+        logged, when Slack refused or could not be reached (a lost message never undoes a decision)."""
+        text, blocks = message.text, message.blocks
         try:
             if ts is None:
-                return await slack_call(
-                    self._client.chat_postMessage(text=message.text, blocks=message.blocks, **where)
-                )
-            return await slack_call(self._client.chat_update(ts=ts, text=message.text, blocks=message.blocks, **where))
+                call = self._client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text, blocks=blocks)
+            else:
+                call = self._client.chat_update(channel=channel, ts=ts, text=text, blocks=blocks)
+            return await slack_call(call)
         except SlackFailure as exc:
             log.log(level, "could not %s: %s", what, exc)
             return None
 
     async def _permalink(self, run: Run) -> str | None:
-        if not run.channel_id or not (run.trigger_ts or run.thread_ts):
+        ts = run.trigger_ts or run.thread_ts
+        if not run.channel_id or not ts:
             return None
         try:
-            response = await slack_call(
-                self._client.chat_getPermalink(channel=run.channel_id, message_ts=run.trigger_ts or run.thread_ts)
-            )
+            response = await slack_call(self._client.chat_getPermalink(channel=run.channel_id, message_ts=ts))
         except SlackFailure as exc:
             log.warning("no permalink for run %s: %s", run.id, exc)
             return None

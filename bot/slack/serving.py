@@ -207,7 +207,7 @@ def _handle_signals(stop: asyncio.Event, received: list[int]) -> list[int]:
         received.append(sig)
         stop.set()
 
-    handled = []
+    handled: list[int] = []
     for sig in (signal.SIGTERM, signal.SIGINT):
         try:
             loop.add_signal_handler(sig, on_signal, sig)
