@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from agent import Agent, Exchange, FanoutRecorder, Recorder, RunResult, RunStatus
 from bot.notifier import Notifier, tell
@@ -141,6 +142,7 @@ class RunService:
         answer: str | None = None,
         reason: str | None = None,
         announce: bool = True,
+        now: datetime | None = None,
     ) -> Settled:
         """Record one decision on the run's pending escalation, unless someone decided first.
 
@@ -156,7 +158,7 @@ class RunService:
         elif decision is Decision.RETRIED:
             run_status = RunStatus.DEGRADED
         settled = await settle(
-            self._db, run_id, decision, actor=actor, reason=reason, final_answer=answer, run_status=run_status
+            self._db, run_id, decision, actor=actor, reason=reason, final_answer=answer, run_status=run_status, now=now
         )
         if announce:
             await self.announce(settled)

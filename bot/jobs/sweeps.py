@@ -16,7 +16,8 @@ from sqlalchemy import func, null, select, update
 from agent import Limits, RunStatus, TerminationReason
 from bot.notifier import Notifier, tell
 from bot.review.config import ReviewConfig
-from bot.review.service import Decision, settle
+from bot.review.service import Decision
+from bot.runs import RunService
 from bot.store.conversations import cancel_run
 from bot.store.database import Database
 from bot.store.models import AuditEvent, EscalationRecord, Run, Step, ToolCallRecord
@@ -124,13 +125,12 @@ async def expire(db: Database, config: ReviewConfig, notifier: Notifier, *, now:
                 .limit(MAX_ITEMS_PER_PASS)
             )
         ).all()
+    runs = RunService(db, notifier)
     handled = 0
     for run_id in run_ids:
-        settled = await settle(db, run_id, Decision.EXPIRED, actor=ACTOR, reason=reason, now=now)
-        if not settled.won or settled.escalation is None or settled.run is None:
-            continue  # a reviewer or another replica decided first
-        handled += 1
-        await tell(notifier.decided, settled.escalation, settled.run, what=f"the expiry notice of run {run_id}")
+        settled = await runs.decide(run_id, Decision.EXPIRED, actor=ACTOR, reason=reason, now=now)
+        if settled.won:
+            handled += 1  # announced by the service; a reviewer or another replica may have decided first
     return handled
 
 
