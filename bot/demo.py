@@ -18,6 +18,7 @@ from agent import (
     ReplayScript,
     RunResult,
     ToolEntry,
+    exception_line,
 )
 from bot.assembly import open_agent
 from bot.config_file import LoadedConfig, defaults_dir
@@ -49,7 +50,7 @@ class Demo:
                 path=path,
             )
         except (OSError, KeyError, TypeError, yaml.YAMLError, ValidationError) as exc:
-            raise ConfigError(f"demo {path}: {' '.join(str(exc).split())[:300]}") from None
+            raise ConfigError(f"demo {path}: {exception_line(exc)}") from None
 
 
 def demo_paths() -> list[Path]:

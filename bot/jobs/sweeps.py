@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from sqlalchemy import func, null, select, update
 
-from agent import Limits, RunStatus, TerminationReason
+from agent import Limits, RunStatus, TerminationReason, exception_line
 from bot.jobs.notifier import Notifier, SilentNotifier
 from bot.review.config import ReviewConfig
 from bot.review.service import Decision, settle
@@ -324,4 +324,4 @@ async def _tell(send: Callable[..., Awaitable[None]], *items: Any, what: str) ->
     try:
         await send(*items)
     except Exception as exc:  # one lost message must not stop the sweep: the store already has the change
-        log.warning("could not send %s: %s: %s", what, type(exc).__name__, exc)
+        log.warning("could not send %s: %s", what, exception_line(exc))

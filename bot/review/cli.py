@@ -15,11 +15,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from agent import ConfigError, FanoutRecorder, RunStatus
+from agent import ConfigError, FanoutRecorder, RunStatus, shorten
+from bot.age import age
 from bot.assembly import build_brain, open_agent
 from bot.config_file import LoadedConfig
 from bot.progress import ConsoleProgress
-from bot.render import render_result, shorten
+from bot.render import render_result
 from bot.review.authority import CLI_OPERATOR
 from bot.review.service import (
     Decision,
@@ -371,20 +372,6 @@ def _print_decision(
 
 
 # --- text helpers -----------------------------------------------------------------------------------------
-
-
-def age(since: datetime, *, now: datetime) -> str:
-    seconds = max(0, int((now - since).total_seconds()))
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes = seconds // 60
-    if minutes < 60:
-        return f"{minutes}m"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 24:
-        return f"{hours}h {minutes}m" if minutes else f"{hours}h"
-    days, hours = divmod(hours, 24)
-    return f"{days}d {hours}h" if hours else f"{days}d"
 
 
 def _moment(moment: datetime | None) -> str:

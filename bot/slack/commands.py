@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 from slack_sdk.errors import SlackClientError
 
-from agent import RunStatus
+from agent import RunStatus, shorten
 from bot.review.authority import Reviewers
 from bot.slack.blocks import (
     FOOTNOTE,
@@ -33,9 +33,9 @@ from bot.slack.blocks import (
     pack,
     section,
     sections,
-    shorten,
+    status_emoji,
 )
-from bot.slack.history import HistoryUnavailable, person, reading, run_entry, status_emoji, when
+from bot.slack.history import HistoryUnavailable, person, reading, run_entry, when
 from bot.store.database import Database
 from bot.store.models import EscalationRecord, Run, ToolCallRecord
 from bot.store.queries import (

@@ -8,7 +8,6 @@ itself is `settle` (one conditional UPDATE): whoever comes second is told who de
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -16,6 +15,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from agent import RunStatus
+from bot.age import age
 from bot.review.authority import Reviewers
 from bot.review.config import ReviewConfig
 from bot.review.service import (
@@ -183,11 +183,10 @@ class ReviewBoard:
         if not escalation.review_channel or not escalation.review_ts:
             await self.post(run.id)
             return
-        waited = int((datetime.now(UTC) - escalation.created_at).total_seconds() // 60)
         await self._client.chat_postMessage(
             channel=escalation.review_channel,
             thread_ts=escalation.review_ts,
-            text=f"⏰ Still waiting for a decision ({waited} min). Approve or reject above.",
+            text=f"⏰ Still waiting for a decision ({age(escalation.created_at)}). Approve or reject above.",
         )
 
     async def expired(self, escalation: EscalationRecord, run: Run) -> None:

@@ -16,6 +16,7 @@ import uvicorn
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_sdk.errors import SlackApiError, SlackClientError
 
+from agent import Backoff, exception_line, parse_retry_after
 from bot.slack.app import HEALTH_PATH, Receive, Scope, Send, SlackBot
 
 log = logging.getLogger(__name__)
@@ -104,8 +105,8 @@ class SocketModeLink:
     def __init__(self, bot: SlackBot, app_token: str, *, first_retry_s: float, max_retry_s: float) -> None:
         self.handler = AsyncSocketModeHandler(bot.app, app_token, logger=SDK_LOG)
         self._app_token = app_token
-        self._first_retry_s = first_retry_s
-        self._max_retry_s = max_retry_s
+        # No jitter: one WebSocket per process, opened rarely; when Slack rate-limits it, its Retry-After sets the wait.
+        self._backoff = Backoff(first_retry_s, max_retry_s, jitter=0.0)
         self.problem: str | None = None  # why the last attempt failed, until one succeeds
 
     async def run(self) -> None:
@@ -116,9 +117,9 @@ class SocketModeLink:
         """Until connected: ask Slack for a WebSocket URL (apps.connections.open, with the app-level token), open
         it; on a failure, log one line and try again later (exponential back-off, or Slack's Retry-After)."""
         client = self.handler.client
-        delay, failures = self._first_retry_s, 0
+        failures = 0
         while True:
-            wait, level, step = delay, logging.WARNING, "apps.connections.open"
+            retry_after, level, step = None, logging.WARNING, "apps.connections.open"
             try:
                 opened = await client.web_client.apps_connections_open(app_token=self._app_token)
                 client.wss_uri = opened["url"]
@@ -128,7 +129,7 @@ class SocketModeLink:
             except SlackApiError as exc:
                 error = _api_error(exc)
                 if error == "ratelimited":
-                    wait = max(delay, _seconds(exc.response.headers.get("Retry-After"), delay))
+                    retry_after = parse_retry_after(exc.response.headers.get("Retry-After"))
                 else:
                     level = logging.ERROR
                 if error in TOKEN_ERRORS:
@@ -138,9 +139,9 @@ class SocketModeLink:
                 if step == "the WebSocket":  # wait_for's (slack_sdk catches the rest, and logged each attempt)
                     self.problem = f"the WebSocket did not open within {CONNECT_TIMEOUT_S:g} s"
                 else:
-                    self.problem = f"{step} failed: {_one_line(exc)}"
+                    self.problem = f"{step} failed: {exception_line(exc)}"
             except CONNECTION_ERRORS as exc:
-                self.problem = f"{step} failed: {_one_line(exc)}"
+                self.problem = f"{step} failed: {exception_line(exc)}"
             else:
                 if failures:
                     log.warning("Socket Mode: connected to Slack after %d failed attempts", failures)
@@ -149,6 +150,7 @@ class SocketModeLink:
                 self.problem = None
                 return
             failures += 1
+            wait = self._backoff.delay(failures, retry_after)
             log.log(
                 level,
                 "Socket Mode: cannot connect to Slack (%s); retrying in %g s; GET /healthz is still served",
@@ -156,7 +158,6 @@ class SocketModeLink:
                 wait,
             )
             await asyncio.sleep(wait)
-            delay = min(delay * 2, self._max_retry_s)
 
     async def state(self) -> str:
         """The connection, as /healthz reports it."""
@@ -226,21 +227,9 @@ async def _respond(send: Send, status: int, body: bytes, content_type: bytes = b
     await send({"type": "http.response.body", "body": body})
 
 
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())[:300]
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
 def _api_error(exc: SlackApiError) -> str:
     data = exc.response.data if isinstance(exc.response.data, dict) else {}
     return str(data.get("error") or f"HTTP {exc.response.status_code}")
-
-
-def _seconds(value: object, default: float) -> float:
-    try:
-        return float(str(value))
-    except ValueError:
-        return default
 
 
 class _NoTracebackForOutages(logging.Filter):
