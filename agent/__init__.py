@@ -4,6 +4,7 @@ Pure library: nothing of Slack or SQL. Front ends build an `Agent` from a `Brain
 `AgentConfig`, call `run`, and implement `Recorder` to see every step as it happens.
 """
 
+from agent.backoff import Backoff, parse_retry_after
 from agent.brains.base import (
     Brain,
     BrainError,
@@ -48,6 +49,7 @@ from agent.result import (
 )
 from agent.run_state import RunSnapshot
 from agent.source import Source
+from agent.text import clip, exception_line, shorten
 from agent.tools.base import FunctionTool, Tool, ToolSpec
 from agent.tools.registry import build_tools
 from agent.trace import (
@@ -76,6 +78,7 @@ __all__ = [
     "REPLAY_NOTICE",
     "Agent",
     "AgentConfig",
+    "Backoff",
     "Brain",
     "BrainError",
     "BuiltinToolEntry",
@@ -147,9 +150,13 @@ __all__ = [
     "Usage",
     "build_tools",
     "check_question",
+    "clip",
     "escalates",
+    "exception_line",
     "normalise",
+    "parse_retry_after",
     "plain_json",
     "plain_text",
     "serialise",
+    "shorten",
 ]

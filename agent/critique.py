@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agent.brains.base import Brain, BrainError, Message
 from agent.config import CritiqueConfig, InStepCritique
 from agent.grading import ErrorLevel
+from agent.text import clip
 from agent.tools.executor import ExecutedCall
 from agent.trace import CritiqueVerdictMade
 
@@ -46,7 +47,7 @@ class CritiqueVerdict(BaseModel):
 
 def bounded(gaps: Sequence[str]) -> list[str]:
     """At most MAX_GAPS gaps of at most MAX_GAP_CHARS each; what does not fit is counted, not dropped silently."""
-    short = [gap if len(gap) <= MAX_GAP_CHARS else gap[: MAX_GAP_CHARS - 1] + "…" for gap in _unique(gaps)]
+    short = [clip(gap, MAX_GAP_CHARS) for gap in _unique(gaps)]
     if len(short) <= MAX_GAPS:
         return short
     return [*short[: MAX_GAPS - 1], f"and {len(short) - MAX_GAPS + 1} more"]

@@ -26,6 +26,27 @@ class ErrorCode(StrEnum):
     POLICY_VIOLATION = "POLICY_VIOLATION"
 
 
+def code_for_status(status: int) -> ErrorCode:
+    """The error code of a non-success HTTP status."""
+    match status:
+        case 429:
+            return ErrorCode.RATE_LIMIT
+        case 400 | 409 | 413 | 414 | 422:
+            return ErrorCode.INVALID_ARGS
+        case 404 | 410:
+            return ErrorCode.NOT_FOUND
+        case 401 | 403 | 407:
+            return ErrorCode.FORBIDDEN
+        case 408:
+            return ErrorCode.TIMEOUT
+        case 451:
+            return ErrorCode.POLICY_VIOLATION
+        case _ if status >= 500:
+            return ErrorCode.UPSTREAM_DOWN
+        case _:
+            return ErrorCode.BAD_RESPONSE
+
+
 class ToolError(Exception):
     """Raised by a tool to report a failure with a code; the observation layer grades it.
 

@@ -40,6 +40,7 @@ from agent.repeat import CallOutcome, RepeatDetector
 from agent.result import Escalation, HeldCall, RunResult, TerminationReason
 from agent.run_state import Outcome, RunSnapshot, RunState
 from agent.source import Source
+from agent.text import exception_line
 from agent.tools.base import Tool
 from agent.tools.executor import ExecutedCall, ToolExecutor
 from agent.trace import (
@@ -466,7 +467,7 @@ class Agent:
             await state.recorder.record(event)
         except Exception as exc:
             state.recording_failures += 1
-            reason = " ".join(str(exc).split())[:300] or type(exc).__name__
+            reason = exception_line(exc)
             log.error("recording %s of run %s failed; the run continues: %s", event.kind, state.run_id, reason)
             log.debug("recording failure of run %s", state.run_id, exc_info=True)
 

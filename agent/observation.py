@@ -16,8 +16,11 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 from agent.errors import ErrorCode, ToolError
 from agent.grading import ErrorLevel, GradingTable
 from agent.plain import plain_json, plain_text
+from agent.reported_failure import reported_failure
+from agent.text import shorten
 
 DEFAULT_MAX_OBSERVATION_CHARS = 2000
+MAX_MESSAGE_CHARS = 500  # of an error's message, on one line
 _SHRINK_LIMITS = (1, 2, 5, 10, 20, 50, 100, 200, 400)  # items per list, ×4 characters per string
 
 
@@ -83,7 +86,7 @@ def failure(
         ok=False,
         error=ObservationError(
             code=str(code).upper(),
-            message=_one_line(plain_text(str(message))),
+            message=shorten(plain_text(str(message)), MAX_MESSAGE_CHARS),
             retryable=allowed,
             level=grade.level,
             retry_after_s=retry_after_s,
@@ -120,9 +123,9 @@ def normalise(raw: Any, table: GradingTable) -> Observation:
     if isinstance(raw, str) and looks_like_html(raw):
         return failure(ErrorCode.BAD_RESPONSE, f"the tool returned an HTML page ({len(raw)} chars), not data", table)
     if isinstance(raw, dict):
-        reported = _reported_failure(raw, table)
+        reported = reported_failure(raw)
         if reported is not None:
-            return reported
+            return normalise(reported, table)
         if raw.get("ok") is True and set(raw) <= {"ok", "data"}:
             raw = raw.get("data")
     # JSON values; what JSON cannot say (NaN, a lone surrogate) is mended where the observation is rendered,
@@ -133,26 +136,6 @@ def normalise(raw: Any, table: GradingTable) -> Observation:
         why = "nested too deeply" if "depth" in str(exc) else f"{type(exc).__name__} while reading it"
         return failure(ErrorCode.BAD_RESPONSE, f"the tool returned something that is not data ({why})", table)
     return Observation(ok=True, data=data)
-
-
-def _reported_failure(body: dict[str, Any], table: GradingTable) -> Observation | None:
-    """`{"ok": false, …}` or `{"error": {"code": …}}` is a failure, whatever the transport said."""
-    error = body.get("error")
-    if body.get("ok") is False or isinstance(error, dict) or (error and body.get("ok") is not True):
-        spec = error if isinstance(error, dict) else {}
-        code = spec.get("code") or body.get("code") or "TOOL_REPORTED_FAILURE"
-        message = spec.get("message") or (error if isinstance(error, str) else None) or body.get("message")
-        retryable = spec.get("retryable") if isinstance(spec.get("retryable"), bool) else None
-        details = {k: v for k, v in spec.items() if k not in {"code", "message", "retryable"}}
-        return failure(
-            str(code),
-            str(message or "the tool reported a failure"),
-            table,
-            retryable=retryable,
-            details=details,
-            suggested_action=spec.get("suggested_action") or body.get("suggested_action"),
-        )
-    return None
 
 
 def looks_like_html(text: str) -> bool:
@@ -291,11 +274,6 @@ def _shrink(value: Any, limit: int, path: str = "data") -> tuple[Any, list[str]]
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
-
-
-def _one_line(text: str, limit: int = 500) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def with_hint(observation: Observation, tool: str) -> Observation:

@@ -26,6 +26,7 @@ from agent.done import MAX_ITEMS, DoneChecklist, DoneItem
 from agent.names import aliases_in, fold, has_cjk, romanised
 from agent.plain import plain_text
 from agent.small_talk import is_small_talk
+from agent.text import clip, shorten
 from agent.tools.base import ToolSpec
 
 MAX_NAME_WORDS = 4
@@ -109,7 +110,7 @@ def plan_by_rules(question: str, tools: Sequence[ToolSpec]) -> DoneChecklist:
         items.append(DoneItem(description=_limit(f"{value} from {tool}"), tool=tool, mentions=[value]))
     items = items[: MAX_ITEMS - 2]
     if not items and tools:
-        items.append(DoneItem(description=_limit(f"A tool result that answers “{_shortened(question)}”")))
+        items.append(DoneItem(description=_limit(f"A tool result that answers “{shorten(question, 120)}”")))
     if _COMPARISON.search(question):
         items.append(DoneItem(description="The answer compares them", kind="answer", answer_terms=COMPARISON_TERMS))
     if _ADVICE.search(question):
@@ -230,13 +231,8 @@ def _enum_values(question: str, tools: Sequence[ToolSpec]) -> list[tuple[str, st
     return found
 
 
-def _shortened(question: str, limit: int = 120) -> str:
-    flat = " ".join(question.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def _limit(description: str) -> str:
-    return description if len(description) <= 300 else description[:299] + "…"
+    return clip(description, 300)
 
 
 # --- the LLM planner -----------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from agent.backoff import Backoff
 from agent.grading import ErrorLevel
 from agent.observation import Observation
 
@@ -35,14 +36,16 @@ class RecoveryPolicy:
             return False
         return retries_so_far < self.max_auto_retries
 
+    @property
+    def backoff(self) -> Backoff:
+        return Backoff(
+            self.backoff_base_s, self.backoff_max_s, retry_after_cap_s=MAX_HONOURED_RETRY_AFTER_S, rng=self.rng
+        )
+
     def delay_before_retry(self, observation: Observation, retry_number: int) -> float:
-        """Capped exponential backoff with full jitter; a server's Retry-After is honoured as a floor."""
-        ceiling = min(self.backoff_max_s, self.backoff_base_s * (2 ** (retry_number - 1)))
-        delay = self.rng.uniform(ceiling / 2, ceiling) if ceiling > 0 else 0.0
+        """Capped exponential backoff with jitter; a server's Retry-After is honoured as a floor (`Backoff`)."""
         retry_after = observation.error.retry_after_s if observation.error else None
-        if retry_after is not None:
-            delay = max(delay, min(retry_after, MAX_HONOURED_RETRY_AFTER_S))
-        return delay
+        return self.backoff.delay(retry_number, retry_after)
 
     def after_exhaustion(self, observation: Observation, attempts: int) -> Observation:
         """An L0 failure still standing after every retry becomes L2: the model should switch path.

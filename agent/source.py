@@ -20,6 +20,7 @@ from agent.dates import WrittenDate, iso_date, read_dates
 from agent.derivation import inside, interval
 from agent.figures import Approximation, Reading, decimal_mark, normalise_digits, plain, read_figures
 from agent.result import Citation, GroundingRule
+from agent.text import clip
 from agent.units import Family, Unit, compatible, convert, unit_of_key
 
 _DIGITS = re.compile(r"\d{1,12}")
@@ -181,8 +182,7 @@ class Source:
 
     def summary(self, limit: int = 160) -> str:
         """The result for a person: `key: value` pairs, not JSON."""
-        text = describe(self.data)
-        return text if len(text) <= limit else text[: limit - 1] + "…"
+        return clip(describe(self.data), limit)
 
 
 def describe(data: Any) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from agent import AgentConfig, ConfigError
+from agent import AgentConfig, ConfigError, exception_line
 from bot.review.config import ReviewConfig
 
 CONFIG_FILE = "parley.yaml"
@@ -76,4 +76,4 @@ def _read_yaml(path: Path) -> Any:
     except FileNotFoundError:
         raise ConfigError(f"configuration file not found: {path}") from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read {path}: {' '.join(str(exc).split())}") from None
+        raise ConfigError(f"cannot read {path}: {exception_line(exc)}") from None

@@ -9,7 +9,7 @@ from typing import Any, TextIO
 import yaml
 from pydantic import TypeAdapter, ValidationError
 
-from agent import ConfigError, ReplayBrain, ReplayScript, RunResult, ToolEntry
+from agent import ConfigError, ReplayBrain, ReplayScript, RunResult, ToolEntry, exception_line
 from bot.assembly import open_agent
 from bot.config_file import LoadedConfig, defaults_dir
 from bot.notifier import LogNotifier
@@ -43,7 +43,7 @@ class Demo:
                 path=path,
             )
         except (OSError, KeyError, TypeError, yaml.YAMLError, ValidationError) as exc:
-            raise ConfigError(f"demo {path}: {' '.join(str(exc).split())[:300]}") from None
+            raise ConfigError(f"demo {path}: {exception_line(exc)}") from None
 
 
 def demo_paths() -> list[Path]:

@@ -10,8 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
-from agent import ConfigError, RunStatus, TerminationReason
-from bot.render import shorten
+from agent import ConfigError, RunStatus, TerminationReason, shorten
 from bot.store.database import Database
 from bot.store.models import Run
 from bot.store.queries import RunFilter, RunTrace, iter_runs, list_runs, load_trace

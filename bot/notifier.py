@@ -10,7 +10,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from agent import RunResult
+from agent import RunResult, exception_line
 from bot.store.models import EscalationRecord, Run
 
 log = logging.getLogger(__name__)
@@ -61,4 +61,4 @@ async def tell(send: Callable[..., Awaitable[None]], *items: Any, what: str) -> 
     try:
         await send(*items)
     except Exception as exc:
-        log.warning("could not send %s: %s: %s", what, type(exc).__name__, exc)
+        log.warning("could not send %s: %s", what, exception_line(exc))

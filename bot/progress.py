@@ -17,8 +17,8 @@ from agent import (
     StepDecided,
     ToolCallFinished,
     TraceEvent,
+    shorten,
 )
-from bot.render import shorten
 
 MAX_SHOWN = 140
 

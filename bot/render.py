@@ -7,12 +7,6 @@ import json
 from agent import REPLAY_NOTICE, Citation, OutcomeKind, RunResult
 
 
-def shorten(text: str, limit: int) -> str:
-    """One line of at most `limit` characters: whitespace folded, an ellipsis where it was cut."""
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def render_citations(citations: list[Citation]) -> list[str]:
     return [
         f"  {c.marker} {c.tool}({json.dumps(c.arguments, ensure_ascii=False)}) — step {c.step}, call {c.tool_call_id}"

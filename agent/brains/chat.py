@@ -6,21 +6,19 @@ import asyncio
 import dataclasses
 import json
 import logging
-import math
-import random
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 
+from agent.backoff import Backoff, parse_retry_after
 from agent.brains.base import Decision, DecisionKind, LLMUnavailable, RetryNote, ToolCallRequest, Usage
 from agent.config import BrainConfig
 from agent.errors import ConfigError
 from agent.limits import DEFAULT_LLM_MAX_RETRIES, DEFAULT_RETRY_BACKOFF_BASE_S, DEFAULT_RETRY_BACKOFF_MAX_S, Limits
+from agent.text import exception_line, shorten
 
 logger = logging.getLogger(__name__)
 
@@ -91,17 +89,17 @@ def _map_httpx_exceptions(timeout_s: float) -> Iterator[None]:
     except httpx.TimeoutException as exc:
         raise _AttemptFailed(f"no answer within {timeout_s:g}s ({type(exc).__name__})", retryable=True) from exc
     except (httpx.NetworkError, httpx.RemoteProtocolError, httpx.ProxyError) as exc:
-        raise _AttemptFailed(f"{type(exc).__name__}: {_one_line(str(exc))}", retryable=True) from exc
+        raise _AttemptFailed(exception_line(exc, _MAX_DETAIL_CHARS), retryable=True) from exc
     except (httpx.HTTPError, httpx.InvalidURL, httpx.CookieConflict, httpx.StreamError) as exc:
         # UnsupportedProtocol, LocalProtocolError, DecodingError, TooManyRedirects…: another try won't help.
-        raise _AttemptFailed(f"{type(exc).__name__}: {_one_line(str(exc))}", retryable=False) from exc
+        raise _AttemptFailed(exception_line(exc, _MAX_DETAIL_CHARS), retryable=False) from exc
 
 
 class ChatCompletionsClient:
     """POSTs to `{base_url}/chat/completions` through one shared `httpx.AsyncClient`.
 
     Connection errors, timeouts, 408, 429 and 5xx are retried up to `max_retries` times with capped
-    exponential backoff and jitter (`Retry-After` wins when given, capped by `backoff_max_s`); after that,
+    exponential backoff and jitter (`Retry-After` is a floor, capped by `backoff_max_s`); after that,
     or at once for any other 4xx, `LLMUnavailable` says why in one line that never contains the API key.
     """
 
@@ -129,8 +127,8 @@ class ChatCompletionsClient:
         self._api_key = api_key or None
         self._timeout_s = timeout_s
         self._max_retries = max(0, max_retries)
-        self._backoff_base_s = max(0.0, backoff_base_s)
-        self._backoff_max_s = max(0.0, backoff_max_s)
+        backoff_max_s = max(0.0, backoff_max_s)
+        self._backoff = Backoff(max(0.0, backoff_base_s), backoff_max_s, retry_after_cap_s=backoff_max_s)
         self._temperature = temperature
         self._max_tokens = max_tokens
         self._owns_http = http_client is None
@@ -195,7 +193,7 @@ class ChatCompletionsClient:
                         f"the LLM is unavailable after {len(notes) + 1} attempt(s): {problem}",
                         retry_notes=tuple(notes),
                     ) from failure
-                note = RetryNote(len(notes) + 1, problem, self._backoff_s(len(notes), failure.retry_after_s))
+                note = RetryNote(len(notes) + 1, problem, self._backoff.delay(len(notes) + 1, failure.retry_after_s))
                 notes.append(note)
                 logger.warning(
                     "LLM call failed (%s); retry %d/%d in %.2fs", problem, note.attempt, self._max_retries, note.delay_s
@@ -215,7 +213,7 @@ class ChatCompletionsClient:
         if 200 <= status < 300:
             return parse_chat_body(response.content)
         if status in _RETRYABLE_STATUS or status >= 500:
-            retry_after = retry_after_seconds(response.headers.get("retry-after"))
+            retry_after = parse_retry_after(response.headers.get("retry-after"))
             raise _AttemptFailed(f"HTTP {status}{_detail(response)}", retryable=True, retry_after_s=retry_after)
         raise _AttemptFailed(self._refusal(status, response), retryable=False)
 
@@ -231,35 +229,10 @@ class ChatCompletionsClient:
             return f"HTTP 404 at {self._url}: check the base URL (usually ends in /v1) and the model {self._model!r}"
         return f"HTTP {status}{_detail(response)}"
 
-    def _backoff_s(self, retry: int, retry_after_s: float | None) -> float:
-        if retry_after_s is not None:
-            return min(retry_after_s, self._backoff_max_s)
-        ceiling = min(self._backoff_max_s, self._backoff_base_s * 2**retry)
-        return random.uniform(ceiling / 2, ceiling)  # jitter keeps replicas from retrying in lockstep
-
     def _redact(self, text: str) -> str:
         if self._api_key and len(self._api_key) >= _MIN_REDACTED_KEY_CHARS:
             return text.replace(self._api_key, "***")
         return text
-
-
-def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> float | None:
-    """Seconds to wait from a `Retry-After` header (delay-seconds or HTTP-date); None when absent or unreadable."""
-    if not value or not value.strip():
-        return None
-    try:
-        seconds = float(value.strip())
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(value.strip())
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        seconds = (when - (now or datetime.now(UTC))).total_seconds()
-    if not math.isfinite(seconds):
-        return None
-    return max(0.0, seconds)
 
 
 def parse_chat_body(content: bytes) -> ChatReply:
@@ -268,7 +241,7 @@ def parse_chat_body(content: bytes) -> ChatReply:
         body = json.loads(content)
     except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are both ValueErrors
         text = content.decode("utf-8", errors="replace")
-        return ChatReply(problem=f"the response body is not JSON: {_one_line(text)!r}", raw=text)
+        return ChatReply(problem=f"the response body is not JSON: {shorten(text, _MAX_DETAIL_CHARS)!r}", raw=text)
     if not isinstance(body, dict):
         return ChatReply(problem=f"the response body is a JSON {json_type_name(body)}, not an object", raw=body)
     usage = _usage(body.get("usage"))
@@ -324,7 +297,7 @@ def _error_text(body: Mapping[str, Any]) -> str:
     error = body.get("error", body.get("detail", body.get("message")))
     if isinstance(error, dict):
         error = error.get("message")
-    return _one_line(error) if isinstance(error, str) else ""
+    return shorten(error, _MAX_DETAIL_CHARS) if isinstance(error, str) else ""
 
 
 def _detail(response: httpx.Response) -> str:
@@ -333,10 +306,5 @@ def _detail(response: httpx.Response) -> str:
         body = json.loads(text) if text.strip() else None
     except (ValueError, RecursionError):
         body = None
-    said = _error_text(body) if isinstance(body, dict) else _one_line(text)
+    said = _error_text(body) if isinstance(body, dict) else shorten(text, _MAX_DETAIL_CHARS)
     return f": {said}" if said else ""
-
-
-def _one_line(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= _MAX_DETAIL_CHARS else flat[: _MAX_DETAIL_CHARS - 1] + "…"

@@ -10,6 +10,7 @@ from typing import Any
 from agent.brains.base import GIVE_UP, Completion, Decision, DecisionKind, Message, ToolCallRequest
 from agent.brains.chat import ChatCompletionsClient, ChatReply
 from agent.brains.openai import parse_tool_arguments
+from agent.text import shorten
 from agent.tools.base import ToolSpec
 
 logger = logging.getLogger(__name__)
@@ -195,6 +196,4 @@ def _as_text(value: Any) -> str:
 
 
 def _quote(text: str) -> str:
-    flat = " ".join(text.split())
-    shown = flat if len(flat) <= _MAX_QUOTED_CHARS else flat[: _MAX_QUOTED_CHARS - 1] + "…"
-    return json.dumps(shown, ensure_ascii=False)
+    return json.dumps(shorten(text, _MAX_QUOTED_CHARS), ensure_ascii=False)

@@ -33,6 +33,7 @@ from agent.brains.base import (
     ToolCallRequest,
 )
 from agent.errors import ConfigError
+from agent.text import exception_line
 from agent.tools.base import ToolSpec
 
 
@@ -86,8 +87,7 @@ class ReplayScript(BaseModel):
             where = ".".join(str(p) for p in first["loc"]) or "the script"
             raise ConfigError(f"replay script {path}: {where}: {first['msg']}") from None
         except (OSError, yaml.YAMLError, ValueError) as exc:
-            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise ConfigError(f"cannot read replay script {path}: {reason}") from None
+            raise ConfigError(f"cannot read replay script {path}: {exception_line(exc)}") from None
 
     def answers(self, question: str) -> bool:
         """A script plays back the decisions for its own question; any question if it records none."""

@@ -19,6 +19,7 @@ from agent.grading import ErrorLevel, GradingTable
 from agent.observation import Observation, failure, normalise
 from agent.plain import plain_json, plain_text
 from agent.recovery import RecoveryPolicy
+from agent.text import exception_line
 from agent.tools.base import Tool
 from agent.trace import ToolAttempt
 
@@ -139,7 +140,7 @@ class ToolExecutor:
         except ToolError as exc:
             return exc
         except Exception as exc:  # a tool raising anything is a graded failure, not a crash of the run
-            log.warning("tool %s crashed: %s: %s", tool.spec.name, type(exc).__name__, exc)
+            log.warning("tool %s crashed: %s", tool.spec.name, exception_line(exc))
             log.debug("traceback of the %s crash", tool.spec.name, exc_info=True)
             return exc
 

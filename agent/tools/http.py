@@ -23,9 +23,10 @@ from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
 from agent.config import HttpToolEntry
-from agent.errors import ConfigError, ErrorCode, ToolError
+from agent.errors import ConfigError, ErrorCode, ToolError, code_for_status
+from agent.text import clip
 from agent.tools.base import ToolSpec
-from agent.tools.http_reply import HttpReply, code_for_status, interpret_reply
+from agent.tools.http_reply import HttpReply, interpret_reply
 
 logger = logging.getLogger(__name__)
 
@@ -244,7 +245,7 @@ def _text(value: Any) -> str:
 
 def _describe(error: ValidationError) -> str:
     where = ".".join(str(p) for p in error.absolute_path)
-    message = error.message if len(error.message) <= 200 else error.message[:199] + "…"
+    message = clip(error.message, 200)
     return f"{where}: {message}" if where else message
 
 

@@ -7,23 +7,18 @@ with that code even under 200, and an HTML page or undecodable bytes under 200 a
 from __future__ import annotations
 
 import json
-import math
-import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from http import HTTPStatus
 from typing import Any
 
 import httpx
 
-from agent.errors import ErrorCode, ToolError
+from agent.backoff import parse_retry_after
+from agent.errors import ErrorCode, ToolError, code_for_status
 from agent.observation import looks_like_html
+from agent.reported_failure import reported_failure
+from agent.text import shorten
 
-# The code of a body that says `{"ok": false}` without naming one (the same word `normalise` uses).
-REPORTED_FAILURE_CODE = "TOOL_REPORTED_FAILURE"
-
-_CODE_SHAPE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 _EXCERPT_CHARS = 300
 
 
@@ -36,45 +31,6 @@ class HttpReply:
     headers: httpx.Headers
     body: bytes | None
     size_note: str = ""
-
-
-def code_for_status(status: int) -> ErrorCode:
-    """The error code of a non-success HTTP status."""
-    match status:
-        case 429:
-            return ErrorCode.RATE_LIMIT
-        case 400 | 409 | 413 | 414 | 422:
-            return ErrorCode.INVALID_ARGS
-        case 404 | 410:
-            return ErrorCode.NOT_FOUND
-        case 401 | 403 | 407:
-            return ErrorCode.FORBIDDEN
-        case 408:
-            return ErrorCode.TIMEOUT
-        case 451:
-            return ErrorCode.POLICY_VIOLATION
-        case _ if status >= 500:
-            return ErrorCode.UPSTREAM_DOWN
-        case _:
-            return ErrorCode.BAD_RESPONSE
-
-
-def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
-    """`Retry-After` as seconds to wait: a number of seconds or an HTTP-date; None when absent or unreadable."""
-    if not value:
-        return None
-    text = value.strip()
-    try:
-        seconds = float(text)
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(text)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        seconds = (when - (now or datetime.now(UTC))).total_seconds()
-    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
 def interpret_reply(reply: HttpReply, max_bytes: int) -> Any:
@@ -91,7 +47,7 @@ def interpret_reply(reply: HttpReply, max_bytes: int) -> Any:
     text = _decode(reply)
     parsed = _parse_json(text)
     if isinstance(parsed, dict):
-        reported = _reported_failure(parsed, reply.status, retry_after)
+        reported = reported_failure(parsed, status=reply.status, retry_after_s=retry_after)
         if reported is not None:
             raise reported
     if not 200 <= reply.status < 300:
@@ -142,41 +98,6 @@ def _parse_json(text: str | None) -> Any:
         return _NOT_JSON
 
 
-def _reported_failure(body: dict[str, Any], status: int, retry_after: float | None) -> ToolError | None:
-    """`{"ok": false, …}` or `{"error": {"code": …}}` is the API's own verdict, whatever the status said."""
-    error = body.get("error")
-    said_failed = isinstance(error, str) and bool(error) and body.get("ok") is not True
-    if not (body.get("ok") is False or isinstance(error, dict) or said_failed):
-        return None
-    spec: dict[str, Any] = error if isinstance(error, dict) else {}
-    code = _body_code(spec.get("code")) or _body_code(body.get("code"))
-    if code is None:
-        code = code_for_status(status) if status >= 400 else REPORTED_FAILURE_CODE
-    message = spec.get("message") or (error if isinstance(error, str) else None) or body.get("message")
-    action = spec.get("suggested_action") or body.get("suggested_action")
-    retryable = spec.get("retryable")
-    details = {k: v for k, v in spec.items() if k not in {"code", "message", "retryable", "suggested_action"}}
-    skip = {"ok", "error", "code", "message", "suggested_action", "data"}
-    details.update({k: v for k, v in body.items() if k not in skip})
-    details["http_status"] = status
-    return ToolError(
-        code,
-        str(message or "the API reported a failure"),
-        retryable=retryable if isinstance(retryable, bool) else None,
-        details=details,
-        suggested_action=action if isinstance(action, str) else None,
-        retry_after_s=retry_after,
-    )
-
-
-def _body_code(value: Any) -> str | None:
-    if isinstance(value, int) and not isinstance(value, bool) and 400 <= value <= 599:
-        return code_for_status(value)  # Google-style `{"error": {"code": 404, …}}`
-    if isinstance(value, str) and _CODE_SHAPE.match(value.strip()):
-        return value.strip().upper()
-    return None
-
-
 def _status_error(reply: HttpReply, excerpt: str | None, retry_after: float | None) -> ToolError:
     code = code_for_status(reply.status)
     try:
@@ -194,5 +115,4 @@ def _excerpt(text: str | None, parsed: Any) -> str | None:
     """A short look at an error body for the model; HTML pages and undecodable bytes are not shown."""
     if text is None or not text.strip() or (parsed is _NOT_JSON and looks_like_html(text)):
         return None
-    flat = " ".join(text.split())
-    return flat if len(flat) <= _EXCERPT_CHARS else flat[: _EXCERPT_CHARS - 1] + "…"
+    return shorten(text, _EXCERPT_CHARS)

@@ -15,13 +15,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from agent import Agent, ConfigError, Recorder
+from agent import Agent, ConfigError, Recorder, shorten
+from bot.age import age
 from bot.assembly import build_brain, command_line_notifier, open_agent
 from bot.config_file import LoadedConfig
 from bot.notifier import Notifier
 from bot.progress import ConsoleProgress
-from bot.render import render_result, shorten
-from bot.review.service import CLI_OPERATOR, Decision, HeldCallsChanged, current_escalation, pending_escalations
+from bot.render import render_result
+from bot.review.service import (
+    CLI_OPERATOR,
+    Decision,
+    HeldCallsChanged,
+    current_escalation,
+    pending_escalations,
+)
 from bot.runs import NotResumed, RunService
 from bot.settings import Settings
 from bot.store import Database, open_store
@@ -340,20 +347,6 @@ def _print_decision(
 
 
 # --- text helpers -----------------------------------------------------------------------------------------
-
-
-def age(since: datetime, *, now: datetime) -> str:
-    seconds = max(0, int((now - since).total_seconds()))
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes = seconds // 60
-    if minutes < 60:
-        return f"{minutes}m"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 24:
-        return f"{hours}h {minutes}m" if minutes else f"{hours}h"
-    days, hours = divmod(hours, 24)
-    return f"{days}d {hours}h" if hours else f"{days}d"
 
 
 def _moment(moment: datetime | None) -> str:

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from agent import exception_line
 from bot.jobs.leases import claim, release
 from bot.jobs.sweeps import SWEEPS, Sweep
 from bot.notifier import Notifier
@@ -131,7 +132,7 @@ class Jobs:
                 self._db, name, self.owner, now=started, interval_s=due_after_s, lease_s=self._lease_s
             )
         except Exception as exc:
-            log.warning("timed job %s: could not claim its lease: %s", name, _describe(exc))
+            log.warning("timed job %s: could not claim its lease: %s", name, exception_line(exc))
             return None
         if not claimed:
             return None
@@ -148,7 +149,7 @@ class Jobs:
             if isinstance(exc, TimeoutError) and bound.expired():
                 problem = f"ran past its lease of {self._lease_s:g} s and was stopped"
             else:
-                problem = _describe(exc)
+                problem = exception_line(exc)
             log.error("timed job %s failed: %s", name, problem)
             outcome = f"error: {problem}"
         await self._release(name, now, outcome)
@@ -160,12 +161,7 @@ class Jobs:
                 self._db, name, self.owner, now=now or self._clock(), outcome=outcome[:MAX_OUTCOME_CHARS]
             )
         except Exception as exc:  # the lease runs out by itself
-            log.warning("timed job %s: could not release its lease: %s", name, _describe(exc))
+            log.warning("timed job %s: could not release its lease: %s", name, exception_line(exc))
             return
         if not released:
             log.warning("timed job %s: its lease had run out and was taken over before it finished", name)
-
-
-def _describe(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())[:300]
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

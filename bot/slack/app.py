@@ -21,7 +21,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.exc import SQLAlchemyError
 
-from agent import InvalidQuestion
+from agent import InvalidQuestion, exception_line
 from bot.jobs.scheduler import Jobs
 from bot.runs import RunService
 from bot.settings import Settings
@@ -34,12 +34,12 @@ from bot.slack.workers import RunQueue
 from bot.store import Database, DatabaseUnavailable, check_reachable
 from bot.store.conversations import SlackAsk, enqueue, thread_is_ours
 from bot.store.database import patiently
+from bot.wording import NOT_TAKEN_DATABASE_UNAVAILABLE
 
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
 HEALTH_PATH = "/healthz"
-STORE_DOWN_AT_INTAKE = "I could not take your question: my database is unavailable. Please ask again in a minute."
 SLACK_RETRIES = 3
 
 Scope = dict[str, Any]
@@ -156,7 +156,7 @@ class SlackBot:
                 ours = await thread_is_ours(self._db, ask.workspace_id, ask.channel_id, ask.thread_ts)
             except (SQLAlchemyError, OSError) as exc:
                 # Nobody addressed Parley for certain: say nothing in a thread that may not be ours.
-                log.error("intake of a thread reply failed, the store is unavailable: %s", _one_line(exc))
+                log.error("intake of a thread reply failed, the store is unavailable: %s", exception_line(exc))
                 return None
             if not ours:
                 return None
@@ -167,8 +167,8 @@ class SlackBot:
             self._in_background(self.queue.tell(ask, f"I can't take this question: {exc}."))
             return None
         except (SQLAlchemyError, OSError) as exc:
-            log.error("intake failed, the store is unavailable: %s", _one_line(exc))
-            self._in_background(self.queue.tell(ask, STORE_DOWN_AT_INTAKE))
+            log.error("intake failed, the store is unavailable: %s", exception_line(exc))
+            self._in_background(self.queue.tell(ask, NOT_TAKEN_DATABASE_UNAVAILABLE))
             return None
         if run_id is None:
             log.info("message %s in %s already has a run (a redelivery)", ask.trigger_ts, ask.channel_id)
@@ -217,7 +217,9 @@ class SlackBot:
         try:
             await self._handler(scope, receive, send)
         except ValueError as exc:  # bolt parses the body before it verifies it: not JSON, not a form
-            log.warning("refused a request to %s whose body cannot be parsed: %s", scope.get("path"), _one_line(exc))
+            log.warning(
+                "refused a request to %s whose body cannot be parsed: %s", scope.get("path"), exception_line(exc)
+            )
             await _respond(send, 400, b"the request body is not valid JSON or form data")
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
@@ -235,10 +237,6 @@ class SlackBot:
 async def _respond(send: Send, status: int, body: bytes, content_type: bytes = b"text/plain; charset=utf-8") -> None:
     await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", content_type)]})
     await send({"type": "http.response.body", "body": body})
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())[:300] or type(exc).__name__
 
 
 async def _llm_reachability(base_url: str | None) -> str:

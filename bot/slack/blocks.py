@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agent import REPLAY_NOTICE, Citation, OutcomeKind, RunResult, RunStatus
-from bot.render import shorten
+from agent import REPLAY_NOTICE, Citation, OutcomeKind, RunResult, RunStatus, shorten
 
 # What people read, in one place.
 PARTIAL_HEADER = "⚠️ Partial answer"
@@ -37,11 +36,19 @@ NO_REASON = "This request is not allowed."
 STATUS_LINE = "{emoji} {status} · {steps} · run `{run}`"
 STATUS_REASON_LINE = "{emoji} {status} · {reason} · {steps} · run `{run}`"
 STATUS_EMOJI = {
+    RunStatus.QUEUED: "🕒",
+    RunStatus.RUNNING: "⏳",
     RunStatus.SOLVED: "✅",
+    RunStatus.DEGRADED: "⚠️",
     RunStatus.REFUSED: "⛔",
     RunStatus.AWAITING_REVIEW: "⏸️",
+    RunStatus.APPROVED: "👍",
+    RunStatus.REJECTED: "🚫",
+    RunStatus.EXPIRED: "⌛",
 }
-OTHER_STATUS_EMOJI = "⚠️"
+UNKNOWN_STATUS_EMOJI = "❔"  # a status this version does not know (a row written by a newer one)
+# An answer's status line: an answer approved by a reviewer is shown as answered, a partial one as partial.
+_SHOWN_STATUS = {OutcomeKind.ANSWERED: RunStatus.SOLVED, OutcomeKind.PARTIAL: RunStatus.DEGRADED}
 WORKING = "⏳ Working on it…"
 QUEUED_NEXT = "🕒 Queued — you're next"
 QUEUED_BEHIND = "🕒 Queued — {count} ahead of you"
@@ -92,6 +99,14 @@ def escape(text: str) -> str:
     """Text from a person or a tool, made inert for mrkdwn: no links, mentions or broadcasts can come from it."""
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _BROADCAST.sub("@" + _ZWJ, text)
+
+
+def status_emoji(status: RunStatus | str) -> str:
+    """The emoji a run's status is shown with, wherever it is shown."""
+    try:
+        return STATUS_EMOJI[RunStatus(status)]
+    except ValueError:
+        return UNKNOWN_STATUS_EMOJI
 
 
 def answer_messages(result: RunResult) -> list[SlackMessage]:
@@ -204,7 +219,7 @@ def _footnote(citation: Citation) -> str:
 
 
 def _status_line(result: RunResult) -> dict[str, Any]:
-    emoji = "✅" if result.outcome is OutcomeKind.ANSWERED else STATUS_EMOJI.get(result.status, OTHER_STATUS_EMOJI)
+    emoji = status_emoji(_SHOWN_STATUS.get(result.outcome, result.status))
     line = STATUS_LINE if result.status is RunStatus.SOLVED else STATUS_REASON_LINE
     text = line.format(
         emoji=emoji,

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 
-from agent import RunStatus
+from agent import RunStatus, shorten
 from bot.slack.blocks import (
     FOOTNOTE,
     RUN_ID_CHARS,
@@ -30,10 +30,10 @@ from bot.slack.blocks import (
     pack,
     section,
     sections,
-    shorten,
+    status_emoji,
 )
 from bot.slack.gateway import SlackFailure, slack_call
-from bot.slack.history import HistoryUnavailable, person, reading, run_entry, status_emoji, when
+from bot.slack.history import HistoryUnavailable, person, reading, run_entry, when
 from bot.slack.reviewers import Reviewers
 from bot.store.database import Database
 from bot.store.models import EscalationRecord, Run, ToolCallRecord

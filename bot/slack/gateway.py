@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 
+from agent import parse_retry_after
+
 # What a call to Slack can raise besides an answer: its refusals, and every way the connection can fail.
 FOREIGN_ERRORS = (SlackApiError, SlackClientError, aiohttp.ClientError, OSError, TimeoutError)
 
@@ -41,7 +43,7 @@ def slack_failure(exc: BaseException) -> SlackFailure:
         response = exc.response
         data = response.data if isinstance(response.data, dict) else {}
         error = str(data.get("error") or f"HTTP {response.status_code}")
-        return SlackFailure(f"Slack answered {error}", error=error, retry_after_s=_seconds(response.headers))
+        return SlackFailure(f"Slack answered {error}", error=error, retry_after_s=_retry_after(response.headers))
     text = " ".join(str(exc).split())[:300]
     return SlackFailure(f"Slack could not be reached: {type(exc).__name__}" + (f": {text}" if text else ""))
 
@@ -54,15 +56,9 @@ async def slack_call(call: Awaitable[Answer]) -> Answer:
         raise slack_failure(exc) from exc
 
 
-def _seconds(headers: Any) -> float | None:
-    """Slack's `Retry-After` (whole seconds) on a 429, else None; aiohttp gives a case-insensitive mapping."""
+def _retry_after(headers: Any) -> float | None:
+    """Slack's `Retry-After` on a 429 (aiohttp gives a case-insensitive mapping), else None."""
     if not isinstance(headers, Mapping):
         return None
     value = headers.get("Retry-After", headers.get("retry-after"))
-    if isinstance(value, list):
-        value = value[0] if value else None
-    try:
-        seconds = float(str(value))
-    except ValueError:
-        return None
-    return seconds if seconds >= 0 else None
+    return parse_retry_after(value[0] if isinstance(value, list) and value else value)

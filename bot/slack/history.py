@@ -15,15 +15,16 @@ from datetime import UTC, datetime
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from agent import RunStatus
-from bot.slack.blocks import RUN_ID_CHARS, escape, shorten
+from agent import RunStatus, exception_line, shorten
+from bot.age import age
+from bot.slack.blocks import RUN_ID_CHARS, escape, status_emoji
 from bot.slack.reviewers import Reviewers
 from bot.store.models import EscalationRecord, Run
+from bot.wording import NO_HISTORY_DATABASE_UNAVAILABLE
 
 log = logging.getLogger(__name__)
 
 # What people read, in one place.
-STORE_DOWN = "I can't read Parley's history right now: its database is unavailable. Please try again in a minute."
 STORE_SLOW = "I can't read Parley's history right now: it took too long to read. Please try again in a minute."
 RUN_HEAD = "{emoji} *{status}*"
 RUN_ID = "run `{run}`"
@@ -35,18 +36,6 @@ WHY = "why: {why}"
 READ_BUDGET_S = 2.0
 QUESTION_CHARS = 150
 WHY_CHARS = 300
-STATUS_EMOJI = {
-    RunStatus.QUEUED: "🕒",
-    RunStatus.RUNNING: "⏳",
-    RunStatus.SOLVED: "✅",
-    RunStatus.DEGRADED: "⚠️",
-    RunStatus.REFUSED: "⛔",
-    RunStatus.AWAITING_REVIEW: "👀",
-    RunStatus.APPROVED: "👍",
-    RunStatus.REJECTED: "🚫",
-    RunStatus.EXPIRED: "⌛",
-}
-UNKNOWN_STATUS_EMOJI = "❔"
 # The statuses of a run that has ended (with a termination reason), whatever happened after.
 ENDED = tuple(status.value for status in RunStatus if status not in (RunStatus.QUEUED, RunStatus.RUNNING))
 
@@ -67,8 +56,8 @@ async def reading(budget_s: float = READ_BUDGET_S) -> AsyncIterator[None]:
         log.warning("reading the history took longer than %.1f s (the store or Slack is slow)", budget_s)
         raise HistoryUnavailable(STORE_SLOW) from None
     except (SQLAlchemyError, OSError) as exc:
-        log.error("reading the history failed, the store is unavailable: %s", _one_line(exc))
-        raise HistoryUnavailable(STORE_DOWN) from None
+        log.error("reading the history failed, the store is unavailable: %s", exception_line(exc))
+        raise HistoryUnavailable(NO_HISTORY_DATABASE_UNAVAILABLE) from None
 
 
 async def may_see(reviewers: Reviewers, user: str, run: Run) -> bool:
@@ -98,19 +87,12 @@ def escalation_entry(escalation: EscalationRecord, run: Run, *, now: datetime | 
         WAITING_SINCE.format(age=age(escalation.created_at, now=now)),
         RUN_ID.format(run=escape(run.id[:RUN_ID_CHARS])),
     ]
-    lines = [f"{STATUS_EMOJI[RunStatus.AWAITING_REVIEW]} {question_of(run)}", " · ".join(details), WHY.format(why=why)]
+    lines = [f"{status_emoji(RunStatus.AWAITING_REVIEW)} {question_of(run)}", " · ".join(details), WHY.format(why=why)]
     return "\n".join(lines)
 
 
 def question_of(run: Run) -> str:
     return escape(shorten(run.question, QUESTION_CHARS))
-
-
-def status_emoji(status: str) -> str:
-    try:
-        return STATUS_EMOJI[RunStatus(status)]
-    except ValueError:
-        return UNKNOWN_STATUS_EMOJI
 
 
 def person(asker: str) -> str:
@@ -124,21 +106,3 @@ def when(moment: datetime) -> str:
     moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
     fallback = moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return f"<!date^{int(moment.timestamp())}^{{date_short_pretty}} {{time}}|{fallback}>"
-
-
-def age(since: datetime, *, now: datetime | None = None) -> str:
-    """How long ago, in the two largest units: `45 s`, `12 min`, `3 h 5 min`, `2 d 4 h`."""
-    since = since if since.tzinfo else since.replace(tzinfo=UTC)
-    seconds = max(0, int(((now or datetime.now(UTC)) - since).total_seconds()))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, hours, days = seconds // 60, seconds // 3600, seconds // 86400
-    if hours < 1:
-        return f"{minutes} min"
-    if days < 1:
-        return f"{hours} h {minutes % 60} min" if minutes % 60 else f"{hours} h"
-    return f"{days} d {hours % 24} h" if hours % 24 else f"{days} d"
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())[:300] or type(exc).__name__

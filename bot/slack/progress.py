@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent import RetryScheduled, StepDecided, ToolCallFinished, TraceEvent
+from agent import RetryScheduled, StepDecided, ToolCallFinished, TraceEvent, clip
 from bot.slack.blocks import progress_blocks
 from bot.slack.reply import ThreadReply
 
@@ -47,6 +47,4 @@ def _call(tool: str, arguments: Any) -> str:
     if not isinstance(arguments, dict) or not arguments:
         return f"{tool}()"
     shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
-    if len(shown) > MAX_ARGUMENT_CHARS:
-        shown = shown[: MAX_ARGUMENT_CHARS - 1] + "…"
-    return f"{tool}({shown})"
+    return f"{tool}({clip(shown, MAX_ARGUMENT_CHARS)})"

@@ -8,13 +8,13 @@ itself is `settle` (one conditional UPDATE): whoever comes second is told who de
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from agent import RunResult
+from bot.age import age
 from bot.review.config import ReviewConfig
 from bot.review.service import (
     Decision,
@@ -188,12 +188,11 @@ class ReviewBoard:
         if not escalation.review_channel or not escalation.review_ts:
             await self.escalated(escalation, run)
             return
-        waited = int((datetime.now(UTC) - escalation.created_at).total_seconds() // 60)
         await slack_call(
             self._client.chat_postMessage(
                 channel=escalation.review_channel,
                 thread_ts=escalation.review_ts,
-                text=f"⏰ Still waiting for a decision ({waited} min). Approve or reject above.",
+                text=f"⏰ Still waiting for a decision ({age(escalation.created_at)}). Approve or reject above.",
             )
         )
 

@@ -10,7 +10,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.render import shorten
+from agent import shorten
 from bot.slack.blocks import SlackMessage, contexts, escape, header, held_call_text, sections, split_text
 from bot.slack.history import person
 from bot.store.models import EscalationRecord, Run
@@ -30,6 +30,7 @@ HELD_CHARS = 2500
 HELD_PREVIEW_CHARS = 500
 LIST_ITEMS = 10
 ITEM_CHARS = 200
+NOTIFICATION_CHARS = 150  # a message's `text`: what a notification shows
 
 KIND_TITLE = {
     "held_action": "⏸️ An action is waiting for approval",
@@ -96,7 +97,7 @@ def review_message(esc: EscalationRecord, run: Run, permalink: str | None, *, de
             buttons.append(_button("Retry", RETRY, run.id))
         blocks.append({"type": "actions", "block_id": "review", "elements": buttons})
     blocks += contexts(f"run `{escape(run.id[:12])}` · escalated {_when(esc.created_at)}")
-    return SlackMessage(text=f"Review needed: {plain(run.question)}", blocks=blocks)
+    return SlackMessage(text=f"Review needed: {shorten(run.question, NOTIFICATION_CHARS)}", blocks=blocks)
 
 
 def held_decided(esc: EscalationRecord, run_id: str) -> SlackMessage:
@@ -160,18 +161,13 @@ def _button(text: str, action_id: str, run_id: str, style: str | None = None) ->
     return button
 
 
-def plain(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= 150 else flat[:149] + "…"
-
-
 def reviewed_answer(answer: str, reviewer: str, run_id: str) -> SlackMessage:
     """The answer a reviewer wrote (or edited from the draft); `reviewer` is an actor (`slack:U…`, `cli:…`)."""
     blocks = [
         *sections(escape(answer)),
         *contexts(f"✅ Reviewed and approved by {who(reviewer)} · run `{escape(run_id[:12])}`"),
     ]
-    return SlackMessage(text=plain(answer), blocks=blocks)
+    return SlackMessage(text=shorten(answer, NOTIFICATION_CHARS), blocks=blocks)
 
 
 def rejection(reason: str, reviewer: str, run_id: str) -> SlackMessage:
@@ -190,7 +186,7 @@ def expiry(hours: float, run_id: str) -> SlackMessage:
 def notice(text: str, run_id: str, status: str, *, escaped: bool = False) -> SlackMessage:
     body = text if escaped else escape(text)
     blocks = [*sections(body), *contexts(f"{status} · run `{escape(run_id[:12])}`")]
-    return SlackMessage(text=plain(" ".join(split_text(body, 4000))), blocks=blocks)
+    return SlackMessage(text=shorten(" ".join(split_text(body, 4000)), NOTIFICATION_CHARS), blocks=blocks)
 
 
 def answer_modal(run_id: str, draft: str) -> dict[str, Any]:

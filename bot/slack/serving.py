@@ -14,6 +14,7 @@ import signal
 import uvicorn
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
+from agent import Backoff, exception_line
 from bot.slack.app import HEALTH_PATH, Receive, Scope, Send, SlackBot
 from bot.slack.gateway import FOREIGN_ERRORS, SlackFailure, slack_call
 
@@ -101,8 +102,8 @@ class SocketModeLink:
     def __init__(self, bot: SlackBot, app_token: str, *, first_retry_s: float, max_retry_s: float) -> None:
         self.handler = AsyncSocketModeHandler(bot.app, app_token, logger=SDK_LOG)
         self._app_token = app_token
-        self._first_retry_s = first_retry_s
-        self._max_retry_s = max_retry_s
+        # No jitter: one WebSocket per process, opened rarely; when Slack rate-limits it, its Retry-After sets the wait.
+        self._backoff = Backoff(first_retry_s, max_retry_s, jitter=0.0)
         self.problem: str | None = None  # why the last attempt failed, until one succeeds
 
     async def run(self) -> None:
@@ -113,9 +114,9 @@ class SocketModeLink:
         """Until connected: ask Slack for a WebSocket URL (apps.connections.open, with the app-level token), open
         it; on a failure, log one line and try again later (exponential back-off, or Slack's Retry-After)."""
         client = self.handler.client
-        delay, failures = self._first_retry_s, 0
+        failures = 0
         while True:
-            wait, level, step = delay, logging.WARNING, "apps.connections.open"
+            retry_after, level, step = None, logging.WARNING, "apps.connections.open"
             try:
                 opened = await slack_call(client.web_client.apps_connections_open(app_token=self._app_token))
                 client.wss_uri = opened["url"]
@@ -126,7 +127,7 @@ class SocketModeLink:
                 if failure.refused:
                     error = str(failure.error)
                     if error == "ratelimited":
-                        wait = max(delay, failure.retry_after_s if failure.retry_after_s is not None else delay)
+                        retry_after = failure.retry_after_s
                     else:
                         level = logging.ERROR
                     if error in TOKEN_ERRORS:
@@ -136,7 +137,7 @@ class SocketModeLink:
                     # wait_for's (slack_sdk catches the rest, and logged each attempt)
                     self.problem = f"the WebSocket did not open within {CONNECT_TIMEOUT_S:g} s"
                 else:
-                    self.problem = f"{step} failed: {_one_line(failure.__cause__ or failure)}"
+                    self.problem = f"{step} failed: {exception_line(failure.__cause__ or failure)}"
             else:
                 if failures:
                     log.warning("Socket Mode: connected to Slack after %d failed attempts", failures)
@@ -145,6 +146,7 @@ class SocketModeLink:
                 self.problem = None
                 return
             failures += 1
+            wait = self._backoff.delay(failures, retry_after)
             log.log(
                 level,
                 "Socket Mode: cannot connect to Slack (%s); retrying in %g s; GET /healthz is still served",
@@ -152,7 +154,6 @@ class SocketModeLink:
                 wait,
             )
             await asyncio.sleep(wait)
-            delay = min(delay * 2, self._max_retry_s)
 
     async def state(self) -> str:
         """The connection, as /healthz reports it."""
@@ -220,11 +221,6 @@ def _handle_signals(stop: asyncio.Event, received: list[int]) -> list[int]:
 async def _respond(send: Send, status: int, body: bytes, content_type: bytes = b"text/plain; charset=utf-8") -> None:
     await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", content_type)]})
     await send({"type": "http.response.body", "body": body})
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())[:300]
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 class _NoTracebackForOutages(logging.Filter):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from agent import RunStatus
+from agent import RunStatus, exception_line
 from bot.runs import NotResumed, RunService
 from bot.slack.blocks import SlackMessage, answer_messages, failure_message, progress_blocks, queued_message
 from bot.slack.progress import SlackProgress
@@ -21,11 +21,11 @@ from bot.slack.reply import DEFAULT_MIN_INTERVAL_S, ThreadReply
 from bot.store import Database, RunOrigin
 from bot.store.conversations import SlackAsk, load_run, set_reply_ts, thread_history
 from bot.store.database import patiently
+from bot.wording import DATABASE_UNAVAILABLE, NOT_STARTED_DATABASE_UNAVAILABLE
 
 log = logging.getLogger(__name__)
 
 SOMETHING_BROKE = "Something went wrong on Parley's side while answering; the operators can see it in the logs."
-STORE_DOWN = "the database is unavailable, so the question could not be started; please ask again in a minute"
 HELD_CHANGED = (
     "the approved action could not be run as it was shown to the reviewer, so nothing was done; please ask again"
 )
@@ -146,9 +146,9 @@ class RunQueue:
             run = await patiently(lambda: load_run(self._db, job.run_id))
             history = await patiently(lambda: thread_history(self._db, run)) if run is not None else []
         except Exception as exc:
-            log.error("run %s: the store is unavailable: %s", job.run_id, exc)
+            log.error("run %s: the store is unavailable: %s", job.run_id, exception_line(exc))
             await self._end_unstarted(job.run_id)
-            self._deliver(job, [failure_message(STORE_DOWN, job.run_id)])
+            self._deliver(job, [failure_message(DATABASE_UNAVAILABLE, job.run_id)])
             return
         if job.resume_by is None and run is not None and run.status != RunStatus.QUEUED.value:
             # Ended while it waited (stale-run recovery after a long backlog, another replica): its thread
@@ -181,7 +181,7 @@ class RunQueue:
     async def _end_unstarted(self, run_id: str) -> None:
         """The run could not start: end it in the store too (best effort), so it is not left `queued`."""
         try:
-            await self._runs.cancel_unstarted(run_id, STORE_DOWN[0].upper() + STORE_DOWN[1:] + ".")
+            await self._runs.cancel_unstarted(run_id, NOT_STARTED_DATABASE_UNAVAILABLE)
         except Exception as exc:
             log.warning("run %s stays queued in the store (the stale-run job will end it): %s", run_id, exc)
 

@@ -16,7 +16,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 
-from agent import ConfigError
+from agent import ConfigError, exception_line
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -127,7 +127,7 @@ async def check_reachable(db: Database) -> None:
             async with db.engine.connect() as conn:
                 await conn.exec_driver_sql("SELECT 1")
     except (TimeoutError, SQLAlchemyError, OSError) as exc:
-        reason = " ".join(str(getattr(exc, "orig", None) or exc).split())[:200] or type(exc).__name__
+        reason = exception_line(getattr(exc, "orig", None) or exc, 200)
         raise DatabaseUnavailable(f"cannot reach the database at {db.shown_url}: {reason}") from None
 
 

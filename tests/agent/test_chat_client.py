@@ -5,13 +5,12 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import AsyncIterator, Callable
-from datetime import UTC, datetime
 
 import httpx
 import pytest
 
 from agent.brains.base import LLMUnavailable
-from agent.brains.chat import ChatCompletionsClient, retry_after_seconds
+from agent.brains.chat import ChatCompletionsClient
 from agent.config import BrainConfig
 from agent.errors import ConfigError
 from agent.limits import Limits
@@ -267,15 +266,3 @@ async def test_chat_client_translates_every_httpx_exception(kind: type[Exception
 
     assert kind.__name__ in str(caught.value)
     assert API_KEY not in str(caught.value)
-
-
-def test_retry_after_seconds_reads_delay_seconds_and_http_dates() -> None:
-    now = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
-
-    assert retry_after_seconds("7", now=now) == 7.0
-    assert retry_after_seconds("Wed, 01 Jan 2025 12:00:30 GMT", now=now) == 30.0
-    assert retry_after_seconds("Wed, 01 Jan 2025 11:00:00 GMT", now=now) == 0.0
-    assert retry_after_seconds("-3", now=now) == 0.0
-    assert retry_after_seconds("soon", now=now) is None
-    assert retry_after_seconds("nan", now=now) is None
-    assert retry_after_seconds(None) is None

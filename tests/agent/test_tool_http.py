@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from agent.errors import ConfigError, ErrorCode, ToolError
+from agent.reported_failure import REPORTED_FAILURE_CODE
 from agent.tools.http import MAX_REDIRECTS, HttpTool
-from agent.tools.http_reply import REPORTED_FAILURE_CODE, parse_retry_after
 from tests.agent.weather_api import CITY_SCHEMA, ENV, SECRET, failure_of, weather_entry, weather_tool
 from tests.fakes.http_api import ApiReply, FakeHttpApi
 
@@ -210,15 +210,6 @@ async def test_http_tool_rate_limit_reads_retry_after_http_date(http_api: FakeHt
     error = await failure_of(weather_tool(http_api, http_client), {"city": "上海"})
 
     assert error.retry_after_s is not None and 20 < error.retry_after_s <= 30
-
-
-def test_parse_retry_after_reads_seconds_dates_and_rejects_garbage():
-    now = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
-    assert parse_retry_after("120") == 120
-    assert parse_retry_after("Thu, 01 Jan 2026 12:00:45 GMT", now=now) == 45
-    assert parse_retry_after("Thu, 01 Jan 2026 11:00:00 GMT", now=now) == 0
-    assert parse_retry_after("soon") is None
-    assert parse_retry_after(None) is None
 
 
 # --- bodies that say they failed ----------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from bot.slack.blocks import (
     failure_message,
     progress_blocks,
     queued_message,
+    status_emoji,
 )
 
 RUN_ID = "0f3c2a9e-5b7d-4c1e-9a8f-2d6b4e1c7a35"
@@ -253,6 +254,20 @@ def test_refused_request_says_why_and_that_a_person_reviews_it() -> None:
     assert blocks[1]["text"]["text"] == "Wiring money to an outside account needs a person's approval."
     assert blocks[2]["text"]["text"] == "A person will review this request."
     assert status_line(messages) == f"⛔ refused · policy_violation · 1 step · run `{RUN_ID[:12]}`"
+
+
+def test_status_emoji_one_for_every_status_and_one_for_a_status_it_does_not_know() -> None:
+    shown = {status: status_emoji(status) for status in RunStatus}
+    assert len(set(shown.values())) == len(RunStatus)  # each status has its own
+    assert status_emoji("awaiting_review") == status_emoji(RunStatus.AWAITING_REVIEW) == "⏸️"
+    assert status_emoji("archived") == "❔"  # written by a newer version
+
+
+def test_status_line_of_an_answer_uses_the_same_emoji_as_the_history() -> None:
+    rejected = refused_result().model_copy(update={"status": RunStatus.REJECTED})
+    assert status_line(answer_messages(rejected)).startswith(f"{status_emoji(RunStatus.REJECTED)} rejected · ")
+    held = refused_result().model_copy(update={"status": RunStatus.AWAITING_REVIEW})
+    assert status_line(answer_messages(held)).startswith("⏸️ awaiting_review · ")
 
 
 @pytest.mark.parametrize("status", [s for s in RunStatus if s is not RunStatus.SOLVED])

@@ -196,13 +196,13 @@ async def test_home_of_a_reviewer_shows_waiting_escalations_and_recent_terminati
     waiting = section_under(view, "Waiting for review")
     assert "Weather in Atlantis?" in waiting
     assert f"asked by <@{ASKER}>" in waiting
-    assert re.search(r"waiting 3 h \d+ min", waiting)  # created 3 h 5 min before the test; a slow machine adds
+    assert re.search(r"waiting 3h \d+m", waiting)  # created 3 h 5 min before the test; a slow machine adds
     assert "exhausted · llm_unavailable · L2 — The model server stayed unreachable after 3 tries." in waiting
     assert f"run `{held.id[:12]}`" in waiting
     ended = section_under(view, "Recent terminations")
     assert order_of(ended, [solved.question, held.question]) == [held.question, solved.question]
     assert "✅ *solved* · answered · <@U0OTHER> · " in ended
-    assert "👀 *awaiting_review* · llm_unavailable · <@U0ASKER> · " in ended
+    assert "⏸️ *awaiting_review* · llm_unavailable · <@U0ASKER> · " in ended
     assert still_running.question not in ended  # not terminated yet
     assert "You haven't asked Parley anything yet." in section_under(view, "Your questions")
     # Read-only: the only buttons anywhere are page buttons (decisions happen in the reviewer channel).
@@ -438,7 +438,7 @@ async def test_database_down_is_a_plain_notice_for_the_command_and_the_home_tab(
         await proxy.close()
         await proxied.aclose()
 
-    notice = "I can't read Parley's history right now: its database is unavailable. Please try again in a minute."
+    notice = "I can't read Parley's history right now: my database is unavailable. Please ask again in a minute."
     assert text_of(runs) == notice and text_of(show) == notice
     assert notice in text_of(home)
     assert "Traceback" not in str(runs) + str(show) + str(home)
