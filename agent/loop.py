@@ -131,7 +131,7 @@ class Agent:
                 brain=self._brain.name,
                 replayed=self._brain.replayed,
                 tools=self.tool_names,
-                limits=self.config.limits.model_dump(),
+                limits=self.config.limits,
                 config_hash=self._config_hash,
             ),
         )
@@ -218,7 +218,7 @@ class Agent:
         state.count_llm(planned.tokens if planned.llm_called else None)
         await self._emit(
             state,
-            PlanMade(run_id=state.run_id, items=planned.checklist.as_dicts(), source=planned.source, note=planned.note),
+            PlanMade(run_id=state.run_id, items=planned.checklist.items, source=planned.source, note=planned.note),
         )
         return await self._loop(state, first_step=1)
 
@@ -282,9 +282,9 @@ class Agent:
             StepDecided(
                 run_id=state.run_id,
                 step=step,
-                decision=decision.kind.value,
+                decision=decision.kind,
                 thought=decision.thought,
-                tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in decision.tool_calls],
+                tool_calls=list(decision.tool_calls),
                 text=decision.text,
                 prompt_tokens=decision.usage.prompt_tokens,
                 completion_tokens=decision.usage.completion_tokens,
@@ -396,8 +396,11 @@ class Agent:
                 arguments=executed.arguments,
                 ok=obs.ok,
                 code=obs.code,
-                level=obs.level.name if obs.level is not None else None,
+                level=obs.level,
                 retryable=obs.error.retryable if obs.error else None,
+                message=obs.error.message if obs.error else None,
+                cite=f"[{number}]" if obs.ok else None,
+                shown=rendered.shown if obs.ok else None,
                 retries=executed.retries,
                 latency_ms=executed.latency_ms,
                 observation=content,
@@ -426,7 +429,7 @@ class Agent:
             if error is not None and error.level is ErrorLevel.L4:
                 state.escalation = Escalation(
                     reason="policy_violation",
-                    level=error.level.name,
+                    level=error.level,
                     message=error.message,
                     tool=call.tool,
                     arguments=call.arguments,

@@ -788,8 +788,17 @@ def assert_honest_end(result: Any, events: list[Any], config: dict[str, Any], qu
     assert result.critique_rounds == len([e for e in events if isinstance(e, CritiqueVerdictMade)])
     assert result.llm_retries == len([e for e in events if isinstance(e, LLMRetry)])
 
+    # A tool call's structured fields say what the text the model saw says: progress reads the fields.
+    for call in calls:
+        body = json.loads(call.observation)
+        if call.ok:
+            assert (body["data"], body.get("cite")) == (call.shown, call.cite)
+        elif "_truncated" not in body:  # a cut error body shortens its message; the field keeps it whole
+            error = body["error"]
+            assert (error["code"], error["level"], error["message"]) == (call.code, call.level.name, call.message)
+
     # Tool-call ids are unique across the run (sources, ticks and citations are keyed by them).
-    ids = [call["id"] for event in decided for call in event.tool_calls]
+    ids = [call.id for event in decided for call in event.tool_calls]
     assert len(ids) == len(set(ids)), ids
 
     # Citations point at calls that succeeded.
@@ -917,7 +926,7 @@ async def test_loop_rule_critique_with_many_gaps_ends_the_run_honestly() -> None
     result = await agent.run(MANY_CITIES)
 
     [planned] = [e for e in recorder.events if isinstance(e, PlanMade)]
-    assert len([item for item in planned.items if item["kind"] == "evidence"]) >= 6  # the crash's condition:
+    assert len([item for item in planned.items if item.kind == "evidence"]) >= 6  # the crash's condition:
     assert len(tool.calls) == 5  # six open items and five failures are eleven gaps
     assert result.termination_reason is TerminationReason.GAVE_UP
     assert result.status is RunStatus.DEGRADED and result.degraded is not None
