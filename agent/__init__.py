@@ -46,7 +46,7 @@ from agent.result import (
     RunStatus,
     TerminationReason,
 )
-from agent.run_state import RunSnapshot
+from agent.snapshot import RunCounters, RunSnapshot
 from agent.source import Source
 from agent.tools.base import FunctionTool, Tool, ToolSpec
 from agent.tools.registry import build_tools
@@ -125,6 +125,7 @@ __all__ = [
     "ReplayBrain",
     "ReplayScript",
     "RetryScheduled",
+    "RunCounters",
     "RunFinished",
     "RunHeld",
     "RunResult",

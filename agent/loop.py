@@ -38,7 +38,8 @@ from agent.policy import Policies, call_signature, held_escalation
 from agent.recovery import RecoveryPolicy
 from agent.repeat import CallOutcome, RepeatDetector
 from agent.result import Escalation, HeldCall, RunResult, TerminationReason
-from agent.run_state import Outcome, RunSnapshot, RunState
+from agent.run_state import Outcome, RunState
+from agent.snapshot import RunSnapshot
 from agent.source import Source
 from agent.tools.base import Tool
 from agent.tools.executor import ExecutedCall, ToolExecutor
@@ -137,29 +138,27 @@ class Agent:
         )
         return await self._bounded(state, self._drive(state))
 
-    async def resume(
-        self, snapshot: RunSnapshot | dict[str, Any], *, approved_by: str, recorder: Recorder | None = None
-    ) -> RunResult:
+    async def resume(self, snapshot: RunSnapshot, *, approved_by: str, recorder: Recorder | None = None) -> RunResult:
         """Go on with a run a policy held, after `approved_by` approved it (in this process or another).
 
         The held calls run exactly as they were held — the snapshot's arguments, nothing the model says
-        now — then the loop continues from the next step, with a fresh wall-clock budget.
+        now — then the loop continues from the next step, with a fresh wall-clock budget. A stored snapshot
+        is read back with `RunSnapshot.model_validate`, which refuses one that lacks a field.
         """
-        held_run = RunSnapshot.model_validate(snapshot)
-        state = self._new_state(held_run.run_id, held_run.question, (), recorder)
-        state.restore(held_run)
+        state = self._new_state(snapshot.run_id, snapshot.question, (), recorder)
+        state.restore(snapshot)
         state.approved_by = approved_by
-        state.approved |= {call_signature(call.tool, call.arguments) for call in held_run.held}
+        state.approved |= {call_signature(call.tool, call.arguments) for call in snapshot.held}
         await self._emit(
             state,
             RunResumed(
                 run_id=state.run_id,
-                step=held_run.step,
+                step=snapshot.step,
                 approved_by=approved_by,
-                held=[call.model_dump() for call in held_run.held],
+                held=list(snapshot.held),
             ),
         )
-        return await self._bounded(state, self._go_on(state, held_run))
+        return await self._bounded(state, self._go_on(state, snapshot))
 
     def _new_state(
         self, run_id: str, question: str, history: Sequence[Exchange], recorder: Recorder | None
@@ -352,8 +351,8 @@ class Agent:
             RunHeld(
                 run_id=state.run_id,
                 step=step,
-                held=[call.model_dump() for call in held],
-                snapshot=state.snapshot().model_dump(),
+                held=held,
+                snapshot=state.snapshot(),
             ),
         )
         return Outcome.stop(TerminationReason.POLICY_VIOLATION, state.escalation.message)

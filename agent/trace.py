@@ -15,7 +15,8 @@ from agent.brains.base import DecisionKind, ToolCallRequest
 from agent.done import DoneItem
 from agent.grading import NamedLevel
 from agent.limits import Limits
-from agent.result import RunResult
+from agent.result import HeldCall, RunResult
+from agent.snapshot import RunSnapshot
 
 
 def _now() -> datetime:
@@ -141,8 +142,8 @@ class RunHeld(_Event):
 
     kind: Literal["run_held"] = "run_held"
     step: int
-    held: list[dict[str, Any]]
-    snapshot: dict[str, Any]
+    held: list[HeldCall]
+    snapshot: RunSnapshot
 
 
 class RunResumed(_Event):
@@ -151,7 +152,7 @@ class RunResumed(_Event):
     kind: Literal["run_resumed"] = "run_resumed"
     step: int
     approved_by: str
-    held: list[dict[str, Any]]
+    held: list[HeldCall]
 
 
 class RunFinished(_Event):

@@ -220,7 +220,9 @@ class StoreRecorder:
                 )
             case RunHeld():
                 await session.execute(
-                    update(Run).where(Run.id == event.run_id).values(snapshot=storable(event.snapshot))
+                    update(Run)
+                    .where(Run.id == event.run_id)
+                    .values(snapshot=storable(event.snapshot.model_dump(mode="json")))
                 )
             case RunResumed():
                 previous = await session.scalar(select(Run.status).where(Run.id == event.run_id))
@@ -235,7 +237,10 @@ class StoreRecorder:
                         action="run_resumed",
                         from_status=previous,
                         to_status=RunStatus.RUNNING.value,
-                        detail={"approved_by": event.approved_by, "held": storable(event.held)},
+                        detail={
+                            "approved_by": event.approved_by,
+                            "held": storable([call.model_dump(mode="json") for call in event.held]),
+                        },
                     )
                 )
             case RunFinished():

@@ -51,6 +51,7 @@ from agent import (
     RunFinished,
     RunHeld,
     RunResult,
+    RunSnapshot,
     RunStatus,
     StepDecided,
     TerminationReason,
@@ -811,7 +812,10 @@ def assert_honest_end(result: Any, events: list[Any], config: dict[str, Any], qu
         assert result.status is RunStatus.AWAITING_REVIEW
         assert result.termination_reason is TerminationReason.POLICY_VIOLATION
         assert result.escalation is not None and result.escalation.kind == "held_action"
-        assert not {call["id"] for call in held[0].held} & {call.tool_call_id for call in calls}
+        assert not {call.id for call in held[0].held} & {call.tool_call_id for call in calls}
+        # Whatever the tools returned, the state an approval resumes from survives JSON storage whole.
+        stored = json.loads(json.dumps(held[0].snapshot.model_dump(mode="json"), allow_nan=False))
+        assert RunSnapshot.model_validate(stored) == held[0].snapshot
     elif result.escalation is not None:  # it goes to people: refused (L4), or its recovery ran out
         assert result.status is RunStatus.AWAITING_REVIEW
         assert result.escalation.kind in ("policy", "exhausted")
