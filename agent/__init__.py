@@ -47,7 +47,7 @@ from agent.result import (
     RunStatus,
     TerminationReason,
 )
-from agent.run_state import RunSnapshot
+from agent.snapshot import RunCounters, RunSnapshot
 from agent.source import Source
 from agent.text import clip, exception_line, shorten
 from agent.tools.base import FunctionTool, Tool, ToolSpec
@@ -128,6 +128,7 @@ __all__ = [
     "ReplayBrain",
     "ReplayScript",
     "RetryScheduled",
+    "RunCounters",
     "RunFinished",
     "RunHeld",
     "RunResult",

@@ -157,6 +157,3 @@ class DoneChecklist:
     @property
     def has_several_tasks(self) -> bool:
         return len(self.items) > 1
-
-    def as_dicts(self) -> list[dict[str, Any]]:
-        return [item.model_dump() for item in self.items]

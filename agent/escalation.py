@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from agent.grading import ErrorLevel
 from agent.result import Escalation, RunResult, RunStatus, TerminationReason
 
 # Runs whose recovery ran out: a person looks at them (`review.escalate_on` in the YAML).
@@ -20,7 +21,7 @@ DEFAULT_ESCALATE_ON = (
     TerminationReason.MAX_STEPS,  # only with open Done items
     TerminationReason.LLM_UNAVAILABLE,
 )
-EXHAUSTED_LEVEL = "L2"  # recovery ran out: the seed's L2 ("the path failed, tell the user honestly")
+EXHAUSTED_LEVEL = ErrorLevel.L2  # recovery ran out: the seed's L2 ("the path failed, tell the user honestly")
 
 
 def escalates(reason: TerminationReason, escalate_on: Collection[TerminationReason], *, open_items: bool) -> bool:

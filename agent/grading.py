@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, PlainSerializer
 
 from agent.errors import ConfigError, ErrorCode
 
@@ -30,6 +32,15 @@ class ErrorLevel(IntEnum):
             return cls[text]
         except KeyError:
             raise ConfigError(f"unknown error level {value!r}; use one of L0, L1, L2, L3, L4") from None
+
+
+# An ErrorLevel in a model field, written by its name ("L2") in JSON and read back from it: stored traces,
+# escalations and `parley ask --json` say "L2", never the bare 2 an IntEnum would serialise to.
+NamedLevel = Annotated[
+    ErrorLevel,
+    BeforeValidator(ErrorLevel.parse),
+    PlainSerializer(lambda level: level.name, return_type=str),
+]
 
 
 @dataclass(frozen=True)

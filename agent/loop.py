@@ -38,7 +38,8 @@ from agent.policy import Policies, call_signature, held_escalation
 from agent.recovery import RecoveryPolicy
 from agent.repeat import CallOutcome, RepeatDetector
 from agent.result import Escalation, HeldCall, RunResult, TerminationReason
-from agent.run_state import Outcome, RunSnapshot, RunState
+from agent.run_state import Outcome, RunState
+from agent.snapshot import RunSnapshot
 from agent.source import Source
 from agent.text import exception_line
 from agent.tools.base import Tool
@@ -132,35 +133,33 @@ class Agent:
                 brain=self._brain.name,
                 replayed=self._brain.replayed,
                 tools=self.tool_names,
-                limits=self.config.limits.model_dump(),
+                limits=self.config.limits,
                 config_hash=self._config_hash,
             ),
         )
         return await self._bounded(state, self._drive(state))
 
-    async def resume(
-        self, snapshot: RunSnapshot | dict[str, Any], *, approved_by: str, recorder: Recorder | None = None
-    ) -> RunResult:
+    async def resume(self, snapshot: RunSnapshot, *, approved_by: str, recorder: Recorder | None = None) -> RunResult:
         """Go on with a run a policy held, after `approved_by` approved it (in this process or another).
 
         The held calls run exactly as they were held — the snapshot's arguments, nothing the model says
-        now — then the loop continues from the next step, with a fresh wall-clock budget.
+        now — then the loop continues from the next step, with a fresh wall-clock budget. A stored snapshot
+        is read back with `RunSnapshot.model_validate`, which refuses one that lacks a field.
         """
-        held_run = RunSnapshot.model_validate(snapshot)
-        state = self._new_state(held_run.run_id, held_run.question, (), recorder)
-        state.restore(held_run)
+        state = self._new_state(snapshot.run_id, snapshot.question, (), recorder)
+        state.restore(snapshot)
         state.approved_by = approved_by
-        state.approved |= {call_signature(call.tool, call.arguments) for call in held_run.held}
+        state.approved |= {call_signature(call.tool, call.arguments) for call in snapshot.held}
         await self._emit(
             state,
             RunResumed(
                 run_id=state.run_id,
-                step=held_run.step,
+                step=snapshot.step,
                 approved_by=approved_by,
-                held=[call.model_dump() for call in held_run.held],
+                held=list(snapshot.held),
             ),
         )
-        return await self._bounded(state, self._go_on(state, held_run))
+        return await self._bounded(state, self._go_on(state, snapshot))
 
     def _new_state(
         self, run_id: str, question: str, history: Sequence[Exchange], recorder: Recorder | None
@@ -219,7 +218,7 @@ class Agent:
         state.count_llm(planned.tokens if planned.llm_called else None)
         await self._emit(
             state,
-            PlanMade(run_id=state.run_id, items=planned.checklist.as_dicts(), source=planned.source, note=planned.note),
+            PlanMade(run_id=state.run_id, items=planned.checklist.items, source=planned.source, note=planned.note),
         )
         return await self._loop(state, first_step=1)
 
@@ -283,9 +282,9 @@ class Agent:
             StepDecided(
                 run_id=state.run_id,
                 step=step,
-                decision=decision.kind.value,
+                decision=decision.kind,
                 thought=decision.thought,
-                tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in decision.tool_calls],
+                tool_calls=list(decision.tool_calls),
                 text=decision.text,
                 prompt_tokens=decision.usage.prompt_tokens,
                 completion_tokens=decision.usage.completion_tokens,
@@ -353,8 +352,8 @@ class Agent:
             RunHeld(
                 run_id=state.run_id,
                 step=step,
-                held=[call.model_dump() for call in held],
-                snapshot=state.snapshot().model_dump(),
+                held=held,
+                snapshot=state.snapshot(),
             ),
         )
         return Outcome.stop(TerminationReason.POLICY_VIOLATION, state.escalation.message)
@@ -397,8 +396,11 @@ class Agent:
                 arguments=executed.arguments,
                 ok=obs.ok,
                 code=obs.code,
-                level=obs.level.name if obs.level is not None else None,
+                level=obs.level,
                 retryable=obs.error.retryable if obs.error else None,
+                message=obs.error.message if obs.error else None,
+                cite=f"[{number}]" if obs.ok else None,
+                shown=rendered.shown if obs.ok else None,
                 retries=executed.retries,
                 latency_ms=executed.latency_ms,
                 observation=content,
@@ -427,7 +429,7 @@ class Agent:
             if error is not None and error.level is ErrorLevel.L4:
                 state.escalation = Escalation(
                     reason="policy_violation",
-                    level=error.level.name,
+                    level=error.level,
                     message=error.message,
                     tool=call.tool,
                     arguments=call.arguments,

@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agent.brains.base import ToolCallRequest
+from agent.grading import ErrorLevel
 from agent.result import Escalation, HeldCall
 
 NUMERIC = ("above", "at_least", "below", "at_most")
@@ -154,7 +155,7 @@ def held_escalation(held: Sequence[HeldCall]) -> Escalation:
     return Escalation(
         kind="held_action",
         reason="approval_required",
-        level="L4",
+        level=ErrorLevel.L4,
         message="; ".join(dict.fromkeys(call.reason for call in held)),
         tool=first.tool,
         arguments=first.arguments,

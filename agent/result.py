@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
+from agent.grading import NamedLevel
+
 
 class RunStatus(StrEnum):
     QUEUED = "queued"
@@ -116,7 +118,7 @@ class Escalation(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     reason: str
-    level: str
+    level: NamedLevel
     message: str
     kind: Literal["held_action", "policy", "exhausted"] = "policy"
     tool: str | None = None

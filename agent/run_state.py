@@ -1,55 +1,27 @@
-"""RunState: everything one run accumulates, and Outcome: how its loop ended."""
+"""RunState: everything one run accumulates (saved as a `RunSnapshot` when held), and Outcome: how its loop ended."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Collection, Sequence
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from agent.brains.base import Brain, Decision, Message, ToolCallRequest
+from agent.brains.base import Brain, Decision
 from agent.context import Transcript
 from agent.critique import Critique
 from agent.degraded import build_degraded_final
-from agent.done import DoneChecklist, DoneItem, Evidence, EvidenceLog
+from agent.done import DoneChecklist, Evidence, EvidenceLog
 from agent.escalation import escalated
 from agent.grading import ErrorLevel
 from agent.grounding import SentenceCheck
 from agent.observation import Observation
 from agent.repeat import RepeatDetector
 from agent.result import Citation, Escalation, GroundedFigure, HeldCall, RunResult, RunStatus, TerminationReason
+from agent.snapshot import SNAPSHOT_VERSION, RunCounters, RunSnapshot
 from agent.source import Source
 from agent.trace import Recorder
 
 MIN_STEPS_BEFORE_ALL_FAILED = 2
-SNAPSHOT_VERSION = 1
-
-
-class RunSnapshot(BaseModel):
-    """A held run, as plain JSON: enough for any process to resume it after a person approves.
-
-    What the model saw (the transcript), the sources it may cite, the Done checklist and its ticks, the
-    counters, and the held calls with the exact arguments the reviewer is shown.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    version: int = SNAPSHOT_VERSION
-    run_id: str
-    question: str
-    step: int
-    messages: list[dict[str, Any]]
-    sources: list[dict[str, Any]]
-    checklist: list[dict[str, Any]]
-    ticks: dict[str, str | None] = Field(default_factory=dict)
-    aliases: dict[str, list[str]] = Field(default_factory=dict)  # names the question gave in two forms
-    disabled: list[str] = Field(default_factory=list)
-    approved: list[str] = Field(default_factory=list)  # signatures of calls people approved before
-    held: list[HeldCall]
-    counters: dict[str, int] = Field(default_factory=dict)
-    call_ids: list[str] = Field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -102,55 +74,62 @@ class RunState:
     _latest: dict[str, Observation] = field(default_factory=dict)
     _call_ids: set[str] = field(default_factory=set)
 
-    COUNTERS = (
-        "steps",
-        "llm_calls",
-        "tool_calls",
-        "retries",
-        "llm_retries",
-        "tokens",
-        "answer_repairs",
-        "failed_calls",
-        "rejected_drafts",
-    )
-
     def snapshot(self) -> RunSnapshot:
-        counters = {name: getattr(self, name) for name in self.COUNTERS}
-        counters["last_progress_step"] = self.last_progress_step
-        counters["critique_rounds"] = self.critique.rounds
+        """This run as it stands, to resume from in any process once a person approves its held calls."""
         return RunSnapshot(
+            version=SNAPSHOT_VERSION,
             run_id=self.run_id,
             question=self.question,
             step=self.steps,
-            messages=[_message_dict(m) for m in self.transcript.messages],
-            sources=[{k: v for k, v in vars(s).items() if k != "facts"} for s in self.sources],
-            checklist=self.checklist.as_dicts(),
-            ticks={str(index): call_id for index, call_id in self.checklist.ticks.items()},
+            messages=list(self.transcript.messages),
+            sources=list(self.sources),
+            checklist=list(self.checklist.items),
+            ticks=dict(self.checklist.ticks),
             aliases=self.checklist.aliases,
             disabled=sorted(self.disabled),
             approved=sorted(self.approved),
             held=list(self.held),
-            counters=counters,
+            counters=RunCounters(
+                steps=self.steps,
+                llm_calls=self.llm_calls,
+                tool_calls=self.tool_calls,
+                retries=self.retries,
+                llm_retries=self.llm_retries,
+                tokens=self.tokens,
+                answer_repairs=self.answer_repairs,
+                failed_calls=self.failed_calls,
+                rejected_drafts=self.rejected_drafts,
+                last_progress_step=self.last_progress_step,
+                critique_rounds=self.critique.rounds,
+            ),
             call_ids=sorted(self._call_ids),
         )
 
     def restore(self, snapshot: RunSnapshot) -> None:
         """Take over a held run's state (this state was made for the same run id and question)."""
-        self.transcript = Transcript([_message(m) for m in snapshot.messages])
+        self.transcript = Transcript(list(snapshot.messages))
         for source in snapshot.sources:
-            self.add_source(Source(**{k: v for k, v in source.items() if k != "facts"}))
+            self.add_source(source)
         self.checklist = DoneChecklist(
-            [DoneItem.model_validate(item) for item in snapshot.checklist],
-            {int(index): call_id for index, call_id in snapshot.ticks.items()},
-            dict(snapshot.aliases),
+            list(snapshot.checklist),
+            dict(snapshot.ticks),
+            {name: list(forms) for name, forms in snapshot.aliases.items()},
         )
         self.disabled = set(snapshot.disabled)
         self.approved = set(snapshot.approved)
         self.held = list(snapshot.held)
-        for name in self.COUNTERS:
-            setattr(self, name, snapshot.counters.get(name, 0))
-        self.last_progress_step = snapshot.counters.get("last_progress_step", 0)
-        self.critique.rounds = snapshot.counters.get("critique_rounds", 0)
+        counters = snapshot.counters
+        self.steps = counters.steps
+        self.llm_calls = counters.llm_calls
+        self.tool_calls = counters.tool_calls
+        self.retries = counters.retries
+        self.llm_retries = counters.llm_retries
+        self.tokens = counters.tokens
+        self.answer_repairs = counters.answer_repairs
+        self.failed_calls = counters.failed_calls
+        self.rejected_drafts = counters.rejected_drafts
+        self.last_progress_step = counters.last_progress_step
+        self.critique.rounds = counters.critique_rounds
         self._call_ids = set(snapshot.call_ids)
 
     def result(self, outcome: Outcome, brain: Brain, escalate_on: Collection[TerminationReason] = ()) -> RunResult:
@@ -245,18 +224,3 @@ class RunState:
 
     def failure_summary(self) -> str:
         return ", ".join(f"{name}: {obs.code}" for name, obs in self._latest.items() if not obs.ok)
-
-
-def _message_dict(message: Message) -> dict[str, Any]:
-    return asdict(message)
-
-
-def _message(data: dict[str, Any]) -> Message:
-    calls = tuple(ToolCallRequest(**call) for call in data.get("tool_calls") or ())
-    return Message(
-        data["role"],
-        data.get("content", ""),
-        tool_calls=calls,
-        tool_call_id=data.get("tool_call_id"),
-        name=data.get("name"),
-    )

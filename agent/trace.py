@@ -11,7 +11,12 @@ from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.result import RunResult
+from agent.brains.base import DecisionKind, ToolCallRequest
+from agent.done import DoneItem
+from agent.grading import NamedLevel
+from agent.limits import Limits
+from agent.result import HeldCall, RunResult
+from agent.snapshot import RunSnapshot
 
 # Which closing check refused a draft answer.
 Rejecter = Literal["done", "critique", "grounding", "output"]
@@ -34,7 +39,7 @@ class RunStarted(_Event):
     brain: str
     replayed: bool
     tools: list[str]
-    limits: dict[str, Any]
+    limits: Limits
     config_hash: str = ""
 
 
@@ -42,7 +47,7 @@ class PlanMade(_Event):
     """The Definition of Done for this run."""
 
     kind: Literal["plan_made"] = "plan_made"
-    items: list[dict[str, Any]]
+    items: list[DoneItem]
     source: Literal["llm", "rules"]
     note: str = ""
 
@@ -50,9 +55,9 @@ class PlanMade(_Event):
 class StepDecided(_Event):
     kind: Literal["step_decided"] = "step_decided"
     step: int
-    decision: str
+    decision: DecisionKind
     thought: str = ""
-    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+    tool_calls: list[ToolCallRequest] = Field(default_factory=list)  # as the model asked (ids made unique)
     text: str = ""
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -70,15 +75,21 @@ class ToolAttempt(BaseModel):
 
 
 class ToolCallFinished(_Event):
+    """One tool call's graded outcome: the structured fields for people and the store, and the exact text the
+    model saw (`observation`) — readers use the fields, never parse that text back."""
+
     kind: Literal["tool_call_finished"] = "tool_call_finished"
     step: int
     tool_call_id: str
     tool: str
     arguments: dict[str, Any] | None
     ok: bool
-    code: str | None = None
-    level: str | None = None
+    code: str | None = None  # an ErrorCode, or whatever code the tool or back-end reported
+    level: NamedLevel | None = None
     retryable: bool | None = None
+    message: str | None = None  # what went wrong, in one line (a failure)
+    cite: str | None = None  # the marker an answer cites it by, "[2]" (a success)
+    shown: Any = None  # the payload as the model was shown it, cut like `observation` (a success)
     retries: int = 0
     latency_ms: int = 0
     observation: str  # exactly what the model saw
@@ -134,8 +145,8 @@ class RunHeld(_Event):
 
     kind: Literal["run_held"] = "run_held"
     step: int
-    held: list[dict[str, Any]]
-    snapshot: dict[str, Any]
+    held: list[HeldCall]
+    snapshot: RunSnapshot
 
 
 class RunResumed(_Event):
@@ -144,7 +155,7 @@ class RunResumed(_Event):
     kind: Literal["run_resumed"] = "run_resumed"
     step: int
     approved_by: str
-    held: list[dict[str, Any]]
+    held: list[HeldCall]
 
 
 class RunFinished(_Event):

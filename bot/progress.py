@@ -8,6 +8,7 @@ from typing import Any, TextIO
 from agent import (
     REPLAY_NOTICE,
     CritiqueVerdictMade,
+    DecisionKind,
     DoneItemTicked,
     FinalRejected,
     PlanMade,
@@ -38,7 +39,7 @@ class ConsoleProgress:
                 head = f"▶ run {event.run_id[:8]} · brain {event.brain} · tools: {', '.join(event.tools) or 'none'}"
                 return head + (f"\n  ({REPLAY_NOTICE})" if event.replayed else "")
             case PlanMade():
-                items = "; ".join(item["description"] for item in event.items)
+                items = "; ".join(item.description for item in event.items)
                 note = f" — {event.note}" if event.note and event.source == "rules" else ""
                 return f"  Definition of Done ({event.source}{note}): {items}"
             case StepDecided():
@@ -72,25 +73,26 @@ class ConsoleProgress:
 
 
 def _decision(event: StepDecided) -> str:
-    if event.decision == "tool_calls":
-        calls = ", ".join(f"{c['name']}({_args(c['arguments'])})" for c in event.tool_calls)
-        thought = f"  — {shorten(event.thought, 80)}" if event.thought else ""
-        return f"→ {calls}{thought}"
-    if event.decision == "final":
-        return f"final answer drafted: {shorten(event.text, MAX_SHOWN)}"
-    if event.decision == "give_up":
-        return f"gives up: {shorten(event.text, MAX_SHOWN)}"
+    match event.decision:
+        case DecisionKind.TOOL_CALLS:
+            calls = ", ".join(f"{call.name}({_args(call.arguments)})" for call in event.tool_calls)
+            thought = f"  — {shorten(event.thought, 80)}" if event.thought else ""
+            return f"→ {calls}{thought}"
+        case DecisionKind.FINAL:
+            return f"final answer drafted: {shorten(event.text, MAX_SHOWN)}"
+        case DecisionKind.GIVE_UP:
+            return f"gives up: {shorten(event.text, MAX_SHOWN)}"
     return f"unusable reply: {shorten(event.text, MAX_SHOWN)}"
 
 
 def _outcome(event: ToolCallFinished) -> str:
+    """From the event's structured fields: the text the model was shown is not read back."""
     retries = f" after {event.retries} retries" if event.retries else ""
     if event.ok:
-        body = json.loads(event.observation)
-        data = json.dumps(body.get("data"), ensure_ascii=False)
-        return f"✓ {event.tool} {body.get('cite', '')} {shorten(data, MAX_SHOWN)}"
-    body = json.loads(event.observation).get("error", {})
-    return f"✗ {event.tool} {event.code} ({event.level}){retries}: {shorten(body.get('message', ''), MAX_SHOWN)}"
+        data = json.dumps(event.shown, ensure_ascii=False, default=str)
+        return f"✓ {event.tool} {event.cite or ''} {shorten(data, MAX_SHOWN)}"
+    level = f" ({event.level.name})" if event.level is not None else ""
+    return f"✗ {event.tool} {event.code}{level}{retries}: {shorten(event.message or '', MAX_SHOWN)}"
 
 
 def _count(n: int, word: str) -> str:

@@ -13,9 +13,10 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy import select, update
 
-from agent import RunStatus
+from agent import RunSnapshot, RunStatus
 from bot.store.conversations import cancel_run
 from bot.store.database import Database
 from bot.store.models import AuditEvent, EscalationRecord, Run, Verdict
@@ -119,11 +120,12 @@ async def settle(
 
 
 class HeldCallsChanged(Exception):
-    """The saved state would run other calls than the ones the reviewer was shown: nothing runs."""
+    """The saved state is not the one the reviewer approved — it would run other calls, or it cannot be read
+    (written by another version, a field missing): nothing runs."""
 
 
-async def approved_snapshot(db: Database, run_id: str) -> dict[str, Any]:
-    """The held run's saved state, checked: its held calls are exactly those shown to the reviewer.
+async def approved_snapshot(db: Database, run_id: str) -> RunSnapshot:
+    """The held run's saved state, read back whole and checked: its held calls are exactly those shown.
 
     The reviewer approved the calls in the escalation (what their message showed). Should the saved state
     differ — edited, or written by another version — the approval does not carry over to it.
@@ -131,11 +133,22 @@ async def approved_snapshot(db: Database, run_id: str) -> dict[str, Any]:
     escalation, run = await current_escalation(db, run_id)
     if escalation is None or run is None or not run.snapshot:
         raise HeldCallsChanged(f"run {run_id} kept no state to resume from")
+    try:
+        snapshot = RunSnapshot.model_validate(run.snapshot)
+    except ValidationError as exc:
+        raise HeldCallsChanged(f"run {run_id}: its saved state cannot be read by this version ({_where(exc)})") from exc
     shown = [(c.get("id"), c.get("tool"), c.get("arguments")) for c in escalation.held_calls]
-    saved = [(c.get("id"), c.get("tool"), c.get("arguments")) for c in run.snapshot.get("held") or []]
+    saved = [(call.id, call.tool, call.arguments) for call in snapshot.held]
     if shown != saved:
         raise HeldCallsChanged(f"run {run_id}: the saved held calls differ from those the reviewer approved")
-    return run.snapshot
+    return snapshot
+
+
+def _where(exc: ValidationError, shown: int = 3) -> str:
+    """Which fields of a saved state are wrong, e.g. `counters.tokens: Field required`."""
+    problems = [f"{'.'.join(map(str, error['loc'])) or 'the state'}: {error['msg']}" for error in exc.errors()]
+    more = f"; and {len(problems) - shown} more" if len(problems) > shown else ""
+    return "; ".join(problems[:shown]) + more
 
 
 async def end_unresumable(db: Database, run_id: str, why: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent import RetryScheduled, StepDecided, ToolCallFinished, TraceEvent, clip
+from agent import DecisionKind, RetryScheduled, StepDecided, ToolCallFinished, TraceEvent, clip
 from bot.slack.blocks import progress_blocks
 from bot.slack.reply import ThreadReply
 
@@ -21,11 +21,11 @@ class SlackProgress:
 
     async def record(self, event: TraceEvent) -> None:
         match event:
-            case StepDecided(decision="tool_calls"):
+            case StepDecided(decision=DecisionKind.TOOL_CALLS):
                 for call in event.tool_calls:
-                    self._pending[call["id"]] = len(self._lines)
-                    self._lines.append(f"… {_call(call['name'], call.get('arguments'))}")
-            case StepDecided(decision="final"):
+                    self._pending[call.id] = len(self._lines)
+                    self._lines.append(f"… {_call(call.name, call.arguments)}")
+            case StepDecided(decision=DecisionKind.FINAL):
                 self._lines.append("… checking the answer")
             case RetryScheduled():
                 self._lines.append(f"↻ retrying {event.tool} ({event.code})")

@@ -26,6 +26,7 @@ from agent import (
     RunStatus,
     StepDecided,
     ToolCallFinished,
+    ToolCallRequest,
     TraceEvent,
     plain_json,
 )
@@ -72,6 +73,11 @@ def capped_raw(raw: Any, cap_bytes: int) -> tuple[Any, int, bool]:
         return value, size, False
     head = text.encode("utf-8")[:cap_bytes].decode("utf-8", "ignore")
     return {"truncated": True, "bytes": size, "head": head}, size, True
+
+
+def _requested(call: ToolCallRequest) -> dict[str, Any]:
+    """A call as the model asked for it, as `steps.requested_calls` keeps it (id, name, arguments)."""
+    return {"id": call.id, "name": call.name, "arguments": call.arguments}
 
 
 class StoreRecorder:
@@ -127,7 +133,8 @@ class StoreRecorder:
             case RunStarted():
                 await self._started(session, event)
             case PlanMade():
-                await session.execute(update(Run).where(Run.id == event.run_id).values(done_plan=storable(event.items)))
+                plan = [item.model_dump(mode="json") for item in event.items]
+                await session.execute(update(Run).where(Run.id == event.run_id).values(done_plan=storable(plan)))
                 session.add(
                     Verdict(
                         run_id=event.run_id, kind="plan", source=event.source, reason=event.note or None, at=event.at
@@ -138,10 +145,10 @@ class StoreRecorder:
                     Step(
                         run_id=event.run_id,
                         step=event.step,
-                        decision=event.decision,
+                        decision=event.decision.value,
                         thought=storable(event.thought),
                         text=storable(event.text),
-                        requested_calls=storable(event.tool_calls),
+                        requested_calls=storable([_requested(call) for call in event.tool_calls]),
                         prompt_tokens=event.prompt_tokens,
                         completion_tokens=event.completion_tokens,
                         latency_ms=event.latency_ms,
@@ -159,7 +166,7 @@ class StoreRecorder:
                         arguments=storable(event.arguments),
                         ok=event.ok,
                         error_code=event.code,
-                        error_level=event.level,
+                        error_level=event.level.name if event.level is not None else None,
                         retryable=event.retryable,
                         retries=event.retries,
                         latency_ms=event.latency_ms,
@@ -213,7 +220,9 @@ class StoreRecorder:
                 )
             case RunHeld():
                 await session.execute(
-                    update(Run).where(Run.id == event.run_id).values(snapshot=storable(event.snapshot))
+                    update(Run)
+                    .where(Run.id == event.run_id)
+                    .values(snapshot=storable(event.snapshot.model_dump(mode="json")))
                 )
             case RunResumed():
                 previous = await session.scalar(select(Run.status).where(Run.id == event.run_id))
@@ -228,7 +237,10 @@ class StoreRecorder:
                         action="run_resumed",
                         from_status=previous,
                         to_status=RunStatus.RUNNING.value,
-                        detail={"approved_by": event.approved_by, "held": storable(event.held)},
+                        detail={
+                            "approved_by": event.approved_by,
+                            "held": storable([call.model_dump(mode="json") for call in event.held]),
+                        },
                     )
                 )
             case RunFinished():
@@ -255,7 +267,7 @@ class StoreRecorder:
         run.brain = event.brain
         run.replayed = event.replayed
         run.config_hash = event.config_hash
-        run.limits = storable(event.limits)
+        run.limits = storable(event.limits.model_dump(mode="json"))
         await session.flush()  # the run row first: the audit event refers to it
         session.add(
             AuditEvent(
@@ -304,7 +316,7 @@ class StoreRecorder:
                     run_id=result.run_id,
                     kind=esc.kind,
                     reason=esc.reason,
-                    level=esc.level,
+                    level=esc.level.name,
                     message=storable(esc.message),
                     tool=esc.tool,
                     arguments=storable(esc.arguments),

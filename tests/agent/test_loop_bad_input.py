@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agent import InvalidQuestion, RunStatus, TerminationReason, ToolCallFinished
+from agent import ErrorLevel, InvalidQuestion, RunStatus, TerminationReason, ToolCallFinished
 from tests.agent.toolbox import Hang, ScriptedTool, make_agent, replay, weather_lookup
 
 
@@ -65,7 +65,7 @@ async def test_bad_input_tool_raising_anything_is_a_graded_failure(exc):
     result = await agent.run("Use the flaky tool please")
 
     finished = recorder.of(ToolCallFinished)[0]
-    assert finished.code == "TOOL_CRASHED" and finished.level == "L2"
+    assert finished.code == "TOOL_CRASHED" and finished.level is ErrorLevel.L2
     assert type(exc).__name__ in json.loads(finished.observation)["error"]["message"]
     assert result.status is RunStatus.DEGRADED
 

@@ -9,6 +9,7 @@ import pytest
 
 from agent import (
     CritiqueVerdictMade,
+    ErrorLevel,
     OutcomeKind,
     RetryScheduled,
     RunStatus,
@@ -62,7 +63,7 @@ async def test_bound_auto_retries_per_call():
     assert all(e.delay_s >= 0.01 for e in recorder.of(RetryScheduled))  # Retry-After is a floor
     assert result.retries == 3
     finished = recorder.of(ToolCallFinished)[0]
-    assert finished.level == "L2"  # L0 exhausted becomes L2: switch path
+    assert finished.level is ErrorLevel.L2  # L0 exhausted becomes L2: switch path
 
 
 async def test_bound_iron_rule_retryable_false_is_never_retried():
@@ -211,7 +212,7 @@ async def test_bound_policy_violation_refuses_with_an_escalation():
     assert (result.status, result.outcome) == (RunStatus.AWAITING_REVIEW, OutcomeKind.REFUSED)
     assert result.termination_reason is TerminationReason.POLICY_VIOLATION
     assert result.escalation is not None
-    assert result.escalation.reason == "policy_violation" and result.escalation.level == "L4"
+    assert result.escalation.reason == "policy_violation" and result.escalation.level is ErrorLevel.L4
     assert result.escalation.arguments == {"amount": 5000, "to": "bob"}
 
 

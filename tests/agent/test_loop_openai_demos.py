@@ -10,6 +10,7 @@ import pytest
 
 from agent import (
     CritiqueVerdictMade,
+    ErrorLevel,
     FinalRejected,
     PlanMade,
     RunStatus,
@@ -39,7 +40,7 @@ async def test_openai_loop_demo_a_recovers_from_the_spurious_unit_lookup(
     assert [c.tool_call_id for c in calls] == ["call_1", "call_2", "call_3", "call_4"]
     spurious = calls[3]
     assert spurious.arguments == {"key": "cost_per_satellite_musd_unit"}
-    assert (spurious.ok, spurious.code, spurious.level) == (False, "NOT_FOUND", "L1")
+    assert (spurious.ok, spurious.code, spurious.level) == (False, "NOT_FOUND", ErrorLevel.L1)
     in_step = [v for v in recorder.of(CritiqueVerdictMade) if v.stage == "in_step"]
     assert [(v.step, v.satisfied, v.source) for v in in_step] == [(4, False, "rules+llm")]
     # The model saw the failure (and the critic's gap) before it answered.
@@ -158,7 +159,7 @@ async def test_openai_loop_planner_falls_back_to_rules(
     plan = recorder.of(PlanMade)[0]
     assert plan.source == "rules"
     assert plan.note.startswith(note)
-    assert [item["description"] for item in plan.items][:2] == [
+    assert [item.description for item in plan.items][:2] == [
         "Facts about 上海 obtained from a tool",
         "Facts about 北京 obtained from a tool",
     ]

@@ -9,7 +9,7 @@ import json
 
 import httpx
 
-from agent import FinalRejected, OutcomeKind, RetryScheduled, RunStatus, TerminationReason
+from agent import ErrorLevel, FinalRejected, OutcomeKind, RetryScheduled, RunStatus, TerminationReason
 from agent.wording import REPAIR_ANSWER
 from tests.agent.llm_agent import builtins, finished, llm_agent, tool_messages
 from tests.agent.toolbox import eventually
@@ -65,7 +65,7 @@ async def test_openai_loop_html_page_with_200_is_a_bad_response(
     assert observation["ok"] is False and observation["error"]["code"] == "BAD_RESPONSE"
     assert observation["fallback_tools"] == ["calculator"]
     assert "Weather portal" not in json.dumps(llm_server.chat_requests)  # the page never reaches the model
-    assert (finished(recorder)[0].code, finished(recorder)[0].level) == ("BAD_RESPONSE", "L2")
+    assert (finished(recorder)[0].code, finished(recorder)[0].level) == ("BAD_RESPONSE", ErrorLevel.L2)
     assert result.status is RunStatus.DEGRADED and result.termination_reason is TerminationReason.GAVE_UP
     assert SECRET not in json.dumps(llm_server.chat_requests, ensure_ascii=False)
     assert http_api.requests[0].headers["authorization"] == f"Bearer {SECRET}"
@@ -214,5 +214,5 @@ async def test_openai_loop_outage_that_lasts_is_graded_l2_after_the_retries(
     assert result.status is RunStatus.DEGRADED and result.termination_reason is TerminationReason.GAVE_UP
     assert len(http_api.requests) == 3  # the first try and max_auto_retries (2)
     [call] = finished(recorder)
-    assert (call.code, call.level, call.retries) == ("UPSTREAM_DOWN", "L2", 2)
+    assert (call.code, call.level, call.retries) == ("UPSTREAM_DOWN", ErrorLevel.L2, 2)
     assert "automatic retries exhausted" in json.loads(call.observation)["error"]["message"]

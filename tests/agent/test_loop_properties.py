@@ -51,6 +51,7 @@ from agent import (
     RunFinished,
     RunHeld,
     RunResult,
+    RunSnapshot,
     RunStatus,
     StepDecided,
     TerminationReason,
@@ -788,8 +789,17 @@ def assert_honest_end(result: Any, events: list[Any], config: dict[str, Any], qu
     assert result.critique_rounds == len([e for e in events if isinstance(e, CritiqueVerdictMade)])
     assert result.llm_retries == len([e for e in events if isinstance(e, LLMRetry)])
 
+    # A tool call's structured fields say what the text the model saw says: progress reads the fields.
+    for call in calls:
+        body = json.loads(call.observation)
+        if call.ok:
+            assert (body["data"], body.get("cite")) == (call.shown, call.cite)
+        elif "_truncated" not in body:  # a cut error body shortens its message; the field keeps it whole
+            error = body["error"]
+            assert (error["code"], error["level"], error["message"]) == (call.code, call.level.name, call.message)
+
     # Tool-call ids are unique across the run (sources, ticks and citations are keyed by them).
-    ids = [call["id"] for event in decided for call in event.tool_calls]
+    ids = [call.id for event in decided for call in event.tool_calls]
     assert len(ids) == len(set(ids)), ids
 
     # Citations point at calls that succeeded.
@@ -802,7 +812,10 @@ def assert_honest_end(result: Any, events: list[Any], config: dict[str, Any], qu
         assert result.status is RunStatus.AWAITING_REVIEW
         assert result.termination_reason is TerminationReason.POLICY_VIOLATION
         assert result.escalation is not None and result.escalation.kind == "held_action"
-        assert not {call["id"] for call in held[0].held} & {call.tool_call_id for call in calls}
+        assert not {call.id for call in held[0].held} & {call.tool_call_id for call in calls}
+        # Whatever the tools returned, the state an approval resumes from survives JSON storage whole.
+        stored = json.loads(json.dumps(held[0].snapshot.model_dump(mode="json"), allow_nan=False))
+        assert RunSnapshot.model_validate(stored) == held[0].snapshot
     elif result.escalation is not None:  # it goes to people: refused (L4), or its recovery ran out
         assert result.status is RunStatus.AWAITING_REVIEW
         assert result.escalation.kind in ("policy", "exhausted")
@@ -917,7 +930,7 @@ async def test_loop_rule_critique_with_many_gaps_ends_the_run_honestly() -> None
     result = await agent.run(MANY_CITIES)
 
     [planned] = [e for e in recorder.events if isinstance(e, PlanMade)]
-    assert len([item for item in planned.items if item["kind"] == "evidence"]) >= 6  # the crash's condition:
+    assert len([item for item in planned.items if item.kind == "evidence"]) >= 6  # the crash's condition:
     assert len(tool.calls) == 5  # six open items and five failures are eleven gaps
     assert result.termination_reason is TerminationReason.GAVE_UP
     assert result.status is RunStatus.DEGRADED and result.degraded is not None

@@ -166,7 +166,7 @@ async def test_loop_three_parallel_calls_with_one_timeout_write_back_each():
     finished = recorder.of(ToolCallFinished)
     assert [f.tool_call_id for f in finished] == ["replay_1_1", "replay_1_2", "replay_1_3"]
     assert [f.ok for f in finished] == [True, False, True]
-    assert finished[1].code == "TIMEOUT" and finished[1].level == ErrorLevel.L2.name  # retries exhausted → L2
+    assert finished[1].code == "TIMEOUT" and finished[1].level is ErrorLevel.L2  # retries exhausted → L2
     tool_messages = [m for m in agent_transcript(recorder)]
     assert tool_messages == ["replay_1_1", "replay_1_2", "replay_1_3"]
 

@@ -97,9 +97,10 @@ async def test_a_held_call_does_not_run_and_the_run_waits_for_review_with_a_snap
     assert escalation.message == "Transfers over 1000 need a reviewer's approval"
     assert [(c.tool, c.arguments) for c in escalation.held_calls] == [("transfer_funds", TRANSFER)]
     [held] = recorder.of(RunHeld)
-    snapshot = RunSnapshot.model_validate(json.loads(json.dumps(held.snapshot)))  # survives JSON storage
+    snapshot = RunSnapshot.model_validate(json.loads(json.dumps(held.snapshot.model_dump(mode="json"))))
+    assert snapshot == held.snapshot  # survives JSON storage whole
     assert snapshot.step == 1 and snapshot.held == escalation.held_calls
-    assert [s["tool"] for s in snapshot.sources] == ["get_balance"]
+    assert [s.tool for s in snapshot.sources] == ["get_balance"]
 
 
 async def test_approval_runs_exactly_the_held_arguments_and_the_run_resumes_in_a_new_agent():
@@ -108,7 +109,7 @@ async def test_approval_runs_exactly_the_held_arguments_and_the_run_resumes_in_a
     agent, recorder = make_agent(first, [transfer, balance], config=POLICIES)
     held = await agent.run(QUESTION)
     [event] = recorder.of(RunHeld)
-    stored = json.loads(json.dumps(event.snapshot))
+    stored = json.loads(json.dumps(event.snapshot.model_dump(mode="json")))
     stored["messages"][-1]["tool_calls"][0]["arguments"]["amount"] = 999_999  # the transcript is not the source
 
     # Another process: a fresh agent and brain, only the stored snapshot.
@@ -119,7 +120,7 @@ async def test_approval_runs_exactly_the_held_arguments_and_the_run_resumes_in_a
         ]
     )
     resumed_agent, resumed_recorder = make_agent(later, [transfer, balance], config=POLICIES)
-    result = await resumed_agent.resume(stored, approved_by="U_REVIEWER")
+    result = await resumed_agent.resume(RunSnapshot.model_validate(stored), approved_by="U_REVIEWER")
 
     assert held.status is RunStatus.AWAITING_REVIEW
     assert transfer.calls == [TRANSFER]  # exactly what the reviewer saw, once
@@ -129,7 +130,7 @@ async def test_approval_runs_exactly_the_held_arguments_and_the_run_resumes_in_a
     assert [c.tool for c in result.citations] == ["transfer_funds", "get_balance"]
     assert result.steps == 3 and result.tool_calls == 2
     [resumed] = resumed_recorder.of(RunResumed)
-    assert resumed.approved_by == "U_REVIEWER" and resumed.held[0]["arguments"] == TRANSFER
+    assert resumed.approved_by == "U_REVIEWER" and resumed.held[0].arguments == TRANSFER
     steps = [e.step for e in resumed_recorder.of(ToolCallFinished)]
     assert steps == [1, 2]  # the held call belongs to the step that asked for it
     assert result.completed == ["The transfer is made", "The new balance is known"]  # the plan came along

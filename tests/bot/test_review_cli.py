@@ -14,6 +14,7 @@ import json
 import re
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -367,6 +368,26 @@ def test_an_approval_that_cannot_go_through_is_refused_before_anything_is_decide
     assert [e["run_id"] for e in still] == [run_id]
     assert after["run"]["status"] == "awaiting_review" and after["tool_calls"] == []
     assert after["escalations"][0]["status"] == "pending"
+    assert not any(e["action"].startswith("review_") for e in after["audit"])
+
+
+def test_an_approval_of_a_saved_state_this_version_cannot_read_is_refused_before_anything_is_decided(
+    sqlite_parley: ParleyCli,
+) -> None:
+    """A saved state without a field (written by another version) is refused in one line, naming the field —
+    not resumed with a silent 0."""
+    parley = sqlite_parley
+    run_id = ask_held(parley)["run_id"]
+    with sqlite3.connect(parley.database_url.removeprefix("sqlite:///")) as store:
+        store.execute("UPDATE runs SET snapshot = json_remove(snapshot, '$.counters.tokens') WHERE id = ?", (run_id,))
+
+    refused = one_line_error(parley("review", "approve", run_id, "--replay", "rest.yaml", "--config", "policies.yaml"))
+    still, after = pending(parley), trace(parley, run_id)
+
+    assert "its saved state cannot be read by this version (counters.tokens: Field required)" in refused
+    assert "reject it, or ask the question again" in refused
+    assert [e["run_id"] for e in still] == [run_id]
+    assert after["run"]["status"] == "awaiting_review" and after["tool_calls"] == []
     assert not any(e["action"].startswith("review_") for e in after["audit"])
 
 

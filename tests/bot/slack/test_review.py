@@ -442,6 +442,31 @@ async def test_an_approval_never_runs_other_arguments_than_those_shown(db, slack
     assert len(refused) == 1
 
 
+async def test_an_approval_of_a_saved_state_this_version_cannot_read_ends_honestly(db, slack_api, llm_server):
+    """A saved state that lacks a field (written by another version) is not resumed with a silent 0: nothing
+    runs, the thread is told, and the run ends `cancelled` with the missing field in the audit trail."""
+    tool = transfer_tool()
+    llm_server.respond_with(held_then_answered())
+    async with running_bot(db, slack_api, llm_server.base_url, tools=(tool,), review=REVIEW, policies=POLICIES) as bot:
+        thread, message, _ = await escalated(db, bot)
+        async with db.sessions() as session, session.begin():
+            run = (await session.scalars(select(Run))).one()
+            older = dict(run.snapshot)
+            older["counters"] = {k: v for k, v in older["counters"].items() if k != "tokens"}
+            run.snapshot = older
+        await click(bot, APPROVE, message, REVIEWER)
+        messages = await thread_messages(bot, thread, 2, showing="could not be run as it was shown")
+
+    assert tool.calls == []  # nothing ran
+    assert "could not be run as it was shown to the reviewer" in shown(messages[-1])
+    run = await run_row(db)
+    assert (run.status, run.termination_reason) == ("degraded", "cancelled")
+    assert "cannot be read by this version (counters.tokens: Field required)" in run.answer
+    async with db.sessions() as session:
+        [refused] = (await session.scalars(select(AuditEvent).where(AuditEvent.action == "resume_refused"))).all()
+    assert "counters.tokens" in refused.detail["why"]
+
+
 async def test_a_modal_submission_is_checked_again_and_a_late_one_learns_who_decided(db, slack_api, llm_server):
     llm_server.respond_with(lambda body: FakeReply.with_status(503, "the model server is overloaded"))
     async with running_bot(db, slack_api, llm_server.base_url, review=REVIEW) as bot:

@@ -69,7 +69,7 @@ async def test_recorder_stores_the_run_exactly_as_its_result(db: Database, caplo
     )
     [started], [planned], [finished] = memory.of(RunStarted), memory.of(PlanMade), memory.of(RunFinished)
     assert (run.created_at, run.started_at, run.finished_at) == (started.at, started.at, finished.at)
-    assert run.limits == started.limits and run.done_plan == planned.items
+    assert run.limits == started.limits.model_dump() and run.done_plan == [i.model_dump() for i in planned.items]
     assert recording_failures(caplog) == []
 
 
@@ -80,8 +80,20 @@ async def test_recorder_stores_one_row_per_step_and_per_tool_call(db: Database) 
     decided = memory.of(StepDecided)
     assert len(trace.steps) == result.steps == len(decided) == 5
     assert [(s.step, s.decision, s.thought, s.text, s.requested_calls) for s in trace.steps] == [
-        (e.step, e.decision, e.thought, e.text, e.tool_calls) for e in decided
+        (
+            e.step,
+            e.decision.value,
+            e.thought,
+            e.text,
+            [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in e.tool_calls],
+        )
+        for e in decided
     ]
+    first = trace.steps[0]  # the stored shape, as `parley runs show/export` and older rows have it
+    assert (first.decision, first.requested_calls) == (
+        "tool_calls",
+        [{"id": "replay_1_1", "name": "get_weather", "arguments": {"city": "上海"}}],
+    )
     finished = memory.of(ToolCallFinished)
     assert len(trace.tool_calls) == result.tool_calls == len(finished) == 3
     for row, event in zip(trace.tool_calls, finished, strict=True):
@@ -94,7 +106,7 @@ async def test_recorder_stores_one_row_per_step_and_per_tool_call(db: Database) 
         assert (row.ok, row.error_code, row.error_level, row.retryable) == (
             event.ok,
             event.code,
-            event.level,
+            event.level.name if event.level is not None else None,
             event.retryable,
         )
         assert (row.retries, row.latency_ms, row.observation, row.raw) == (
