@@ -10,7 +10,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
-from agent import ConfigError, RunStatus, TerminationReason, shorten
+from agent import ConfigError, OutcomeKind, RunResult, RunStatus, TerminationReason, shorten
+from bot.render import render_citations
 from bot.store.database import Database
 from bot.store.models import Run
 from bot.store.queries import RunFilter, RunTrace, iter_runs, list_runs, load_trace
@@ -169,21 +170,23 @@ def render_list(runs: list[Run], next_cursor: str | None) -> str:
 
 
 def render_trace(trace: RunTrace) -> str:
-    run = trace.run
+    run = trace.stored
+    result = run.result
     lines = [
         f"run {run.id}",
-        f"  status       {run.status} ({run.termination_reason or 'not finished'})",
+        f"  status       {run.status} ({result.termination_reason if result else 'not finished'})",
+        f"  outcome      {run.outcome or 'not finished'}",
         f"  asked by     {run.asker} via {run.source}" + (f" in {run.channel_id}" if run.channel_id else ""),
-        f"  created      {run.created_at.isoformat()}" + (f" · {run.duration_ms} ms" if run.duration_ms else ""),
+        f"  created      {run.created_at.isoformat()}"
+        + (f" · {result.duration_ms} ms" if result and result.duration_ms else ""),
         f"  brain        {run.brain}" + (" (replayed)" if run.replayed else "") + f" · config {run.config_hash}",
-        f"  counters     {run.steps} steps · {run.llm_calls} LLM calls · {run.tool_calls} tool calls · "
-        f"{run.retries} retries · {run.critique_rounds} critique rounds · {run.tokens} tokens",
+        _counters(result),
         "",
         f"Q: {run.question}",
     ]
-    if run.done_plan:
+    if trace.run.done_plan:
         lines.append("Definition of Done:")
-        lines.extend(f"  - {item.get('description')}" for item in run.done_plan)
+        lines.extend(f"  - {item.get('description')}" for item in trace.run.done_plan)
     calls_by_step: dict[int, list] = {}
     for call in trace.tool_calls:
         calls_by_step.setdefault(call.step, []).append(call)
@@ -209,20 +212,10 @@ def render_trace(trace: RunTrace) -> str:
         for verdict in verdicts_by_step.get(step.step, []):
             lines.append(f"  {_verdict_line(verdict)}")
     lines.append("")
-    lines.append("Answer:" if run.status == RunStatus.SOLVED else "Final (as the user saw it):")
-    lines.append(run.answer or "(none yet)")
-    if run.citations:
-        lines.append("Sources:")
-        lines.extend(
-            f"  {c['marker']} {c['tool']}({json.dumps(c['arguments'], ensure_ascii=False)})" for c in run.citations
-        )
-    if run.grounding:
-        lines.append("Grounded figures:")
-        lines.extend(f"  {g['figure']} — {g['rule']}: {g['how']}" for g in run.grounding)
-    if run.completed and not run.degraded:  # a degraded answer already lists both
-        lines.append("Completed: " + "; ".join(run.completed))
-    if run.missing and not run.degraded:
-        lines.append("Missing: " + "; ".join(run.missing))
+    lines.append("Answer:" if run.outcome is OutcomeKind.ANSWERED else "Final (as the user saw it):")
+    lines.append((result.answer if result else trace.run.answer) or "(none yet)")
+    if result is not None:
+        lines.extend(_result_details(result))
     for esc in trace.escalations:
         lines.append(f"Escalation ({esc.status}): {esc.reason} {esc.level} — {esc.message}")
         if esc.tool:
@@ -232,6 +225,32 @@ def render_trace(trace: RunTrace) -> str:
         change = f"{event.from_status or '-'} → {event.to_status or '-'}"
         lines.append(f"  {event.at.isoformat()} {event.actor}: {event.action} {change}")
     return "\n".join(lines) + "\n"
+
+
+def _counters(result: RunResult | None) -> str:
+    if result is None:  # counted when the run ends
+        return "  counters     not finished"
+    return (
+        f"  counters     {result.steps} steps · {result.llm_calls} LLM calls · {result.tool_calls} tool calls · "
+        f"{result.retries} retries · {result.critique_rounds} critique rounds · {result.tokens} tokens"
+    )
+
+
+def _result_details(result: RunResult) -> list[str]:
+    """What backs the answer: its sources (the footnotes `parley ask` prints), how each figure is grounded, and
+    what was done and is missing (a partial answer already lists both)."""
+    lines = []
+    if result.citations:
+        lines.append("Sources:")
+        lines.extend(render_citations(result.citations))
+    if result.grounding:
+        lines.append("Grounded figures:")
+        lines.extend(f"  {g.figure} — {g.rule.value}: {g.how}" for g in result.grounding)
+    if result.completed and not result.degraded:
+        lines.append("Completed: " + "; ".join(result.completed))
+    if result.missing and not result.degraded:
+        lines.append("Missing: " + "; ".join(result.missing))
+    return lines
 
 
 def _verdict_line(verdict) -> str:

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from agent import REPLAY_NOTICE, Citation, OutcomeKind, RunResult
 
 
 def render_citations(citations: list[Citation]) -> list[str]:
+    """An answer's sources as footnotes, one a line: the same live (`parley ask`) and read back (`runs show`)."""
     return [
-        f"  {c.marker} {c.tool}({json.dumps(c.arguments, ensure_ascii=False)}) — step {c.step}, call {c.tool_call_id}"
-        for c in citations
+        f"  {c.marker} {render_call(c.tool, c.arguments)} — step {c.step}, call {c.tool_call_id}" for c in citations
     ]
+
+
+def render_call(tool: str, arguments: dict[str, Any] | None) -> str:
+    """A tool call as `tool({...})`, its keys sorted: stored arguments come back in another order (PostgreSQL's
+    JSONB orders keys its own way), and a run must print the same live and read back."""
+    return f"{tool}({json.dumps(arguments or {}, ensure_ascii=False, sort_keys=True)})"
 
 
 def render_result(result: RunResult) -> str:
@@ -27,7 +34,7 @@ def render_result(result: RunResult) -> str:
         case OutcomeKind.HELD if escalation is not None:
             lines.append(f"WAITING FOR A REVIEWER — {escalation.message}")
             for call in escalation.held_calls:
-                lines.append(f"  held: {call.tool}({json.dumps(call.arguments, ensure_ascii=False)}) — not run")
+                lines.append(f"  held: {render_call(call.tool, call.arguments)} — not run")
             lines.append("A person decides on it (`parley review list`); nothing held was done.")
         case OutcomeKind.ESCALATED:
             lines.append(f"⚠ PARTIAL ANSWER (awaiting review: {result.termination_reason.value})")

@@ -15,10 +15,19 @@ from typing import Any, Literal
 from agent import REPLAY_NOTICE, Citation, OutcomeKind, RunResult, RunStatus, shorten
 
 # What people read, in one place.
-PARTIAL_HEADER = "⚠️ Partial answer"
+# A run's outcome (RunResult.outcome) in a few words, wherever Slack lists or sums up a recorded run (Home,
+# `/parley`); the thread below says the same at length.
+OUTCOME = {
+    OutcomeKind.ANSWERED: "Answered",
+    OutcomeKind.HELD: "Waiting for a reviewer",
+    OutcomeKind.REFUSED: "Refused",
+    OutcomeKind.ESCALATED: "Partial answer, a person will look at it",
+    OutcomeKind.PARTIAL: "Partial answer",
+}
+PARTIAL_HEADER = f"⚠️ {OUTCOME[OutcomeKind.PARTIAL]}"
 REFUSED_HEADER = "⛔ I can't do this"
 REVIEW_NOTE = "A person will review this request."
-HELD_HEADER = "⏸️ Waiting for a reviewer"
+HELD_HEADER = f"⏸️ {OUTCOME[OutcomeKind.HELD]}"
 HELD = "Held (not done)"
 HELD_NOTE = "Nothing held was done. A reviewer will approve or reject it, and I'll continue here."
 REVIEWING = "🧑‍⚖️ *A person will look at this.* Why: {why}"
@@ -115,7 +124,7 @@ def answer_messages(result: RunResult) -> list[SlackMessage]:
     match result.outcome:
         case OutcomeKind.ANSWERED:
             body = sections(escape(result.answer) if result.answer.strip() else EMPTY_ANSWER)
-            blocks = [*body, *_sources(result.citations), _status_line(result)]
+            blocks = [*body, *sources(result.citations), _status_line(result)]
         case OutcomeKind.HELD if escalation is not None:
             held = "\n".join(f"• {escape(held_call_text(c.tool, c.arguments))}" for c in escalation.held_calls)
             blocks = [
@@ -124,7 +133,7 @@ def answer_messages(result: RunResult) -> list[SlackMessage]:
                 *sections(f"*{HELD}*\n{held}"),
                 *sections(HELD_NOTE),
                 *[block for part in (_bullets(DONE, result.completed),) if part for block in sections(part)],
-                *_sources(result.citations),
+                *sources(result.citations),
                 _status_line(result),
             ]
         case OutcomeKind.REFUSED:
@@ -136,11 +145,11 @@ def answer_messages(result: RunResult) -> list[SlackMessage]:
                 header(PARTIAL_HEADER),
                 *_partial(result),
                 *sections(REVIEWING.format(why=escape(why))),
-                *_sources(result.citations),
+                *sources(result.citations),
                 _status_line(result),
             ]
         case _:
-            blocks = [header(PARTIAL_HEADER), *_partial(result), *_sources(result.citations), _status_line(result)]
+            blocks = [header(PARTIAL_HEADER), *_partial(result), *sources(result.citations), _status_line(result)]
     return pack(blocks)
 
 
@@ -204,18 +213,27 @@ def _bullets(title: str, items: Sequence[str]) -> str:
     return f"*{title}*\n" + "\n".join(f"• {escape(item)}" for item in items)
 
 
-def _sources(citations: Sequence[Citation]) -> list[dict[str, Any]]:
+def outcome_line(outcome: OutcomeKind) -> str:
+    """A run's outcome in a few words, as Home and `/parley` show it under the run."""
+    return f"_{OUTCOME[outcome]}_"
+
+
+def sources(citations: Sequence[Citation]) -> list[dict[str, Any]]:
+    """An answer's sources, one footnote a line: the same under an answer, in `/parley show` and for reviewers."""
     if not citations:
         return []
-    return contexts(f"*{SOURCES}*\n" + "\n".join(escape(_footnote(c)) for c in citations))
+    return contexts(f"*{SOURCES}*\n" + "\n".join(escape(footnote(c)) for c in citations))
 
 
-def _footnote(citation: Citation) -> str:
-    arguments = ", ".join(
-        f"{key}={value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)}"
-        for key, value in citation.arguments.items()
-    )
+def footnote(citation: Citation) -> str:
+    """One source as people read it in Slack (not yet escaped): `[1] get_weather(city=Paris) · step 1`."""
+    # Keys sorted: stored arguments come back in another order (JSONB's), and a run reads the same live and later.
+    arguments = ", ".join(f"{key}={_argument(value)}" for key, value in sorted(citation.arguments.items()))
     return FOOTNOTE.format(marker=citation.marker, tool=citation.tool, arguments=arguments, step=citation.step)
+
+
+def _argument(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
 def _status_line(result: RunResult) -> dict[str, Any]:

@@ -18,25 +18,26 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 
-from agent import RunStatus, shorten
+from agent import OutcomeKind, RunStatus, shorten
 from bot.slack.blocks import (
-    FOOTNOTE,
     RUN_ID_CHARS,
     SlackMessage,
     contexts,
     count_of,
     escape,
     header,
+    outcome_line,
     pack,
     section,
     sections,
+    sources,
     status_emoji,
 )
 from bot.slack.gateway import SlackFailure, slack_call
 from bot.slack.history import HistoryUnavailable, person, reading, run_entry, when
 from bot.slack.reviewers import Reviewers
 from bot.store.database import Database
-from bot.store.models import EscalationRecord, Run, ToolCallRecord
+from bot.store.models import EscalationRecord, ToolCallRecord
 from bot.store.queries import (
     MIN_PREFIX,
     AmbiguousRun,
@@ -47,6 +48,7 @@ from bot.store.queries import (
     load_trace,
     resolve_run_id,
 )
+from bot.store.stored_run import STORED_COLUMNS, StoredRun, stored_run
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +87,8 @@ MORE = "Showing the newest {count}. `/parley show RUN_ID` shows one run in full.
 RUN_TITLE = "Run {run}"
 QUESTION = "*Question*"
 ANSWER = "*Answer*"
+FINAL = "*Final (as the user saw it)*"
 NO_ANSWER = "_No answer yet._"
-SOURCES = "*Sources*"
 MISSING = "*Missing*"
 STEPS = "*Steps*"
 NO_STEPS = "_No steps recorded._"
@@ -151,12 +153,12 @@ class ParleyCommand:
         async with reading():
             reviewer = await self._reviewers.is_reviewer(user)
             filters = RunFilter(statuses=[status.value] if status else (), asker=None if reviewer else user)
-            page = await list_runs(self._db, filters, limit=LIST_SIZE)
+            page = await list_runs(self._db, filters, limit=LIST_SIZE, columns=STORED_COLUMNS)
         of_status = OF_STATUS.format(status=status.value) if status else ""
         heading = (EVERYONE_HEADING if reviewer else MINE_HEADING) + of_status
         if not page.runs:
             return _notice(heading, NONE_FOUND.format(of_status=of_status))
-        blocks = [section(heading), *[section(run_entry(run, asker=reviewer)) for run in page.runs]]
+        blocks = [section(heading), *[section(run_entry(stored_run(run), asker=reviewer)) for run in page.runs]]
         if page.next_cursor:
             blocks += contexts(MORE.format(count=LIST_SIZE))
         return pack(blocks)[0]  # a page of short entries fits one message
@@ -191,55 +193,41 @@ def register_commands(app: AsyncApp, db: Database, reviewers: Reviewers) -> Parl
 
 def run_messages(trace: RunTrace) -> list[SlackMessage]:
     """One run as people may read it in Slack: question, outcome, answer, sources, steps, review."""
-    run = trace.run
+    run = trace.stored
+    result = run.result
+    answer = (result.answer if result else "").strip()
+    title = ANSWER if run.outcome is OutcomeKind.ANSWERED else FINAL
     blocks = [
         header(RUN_TITLE.format(run=run.id[:RUN_ID_CHARS])),
         *sections(f"{QUESTION}\n{escape(run.question)}"),
         *contexts(_outcome(run)),
-        *sections(f"{ANSWER}\n{escape(run.answer)}" if run.answer and run.answer.strip() else NO_ANSWER),
-        *_sources(run.citations),
-        *_missing(run.missing),
+        *sections(f"{title}\n{escape(result.answer)}" if result and answer else NO_ANSWER),
+        *(sources(result.citations) if result else []),
+        *_missing(result.missing if result else []),
         *sections(_steps(trace)),
         *[block for escalation in trace.escalations for block in sections(_review(escalation))],
     ]
     return pack(blocks)
 
 
-def _outcome(run: Run) -> str:
+def _outcome(run: StoredRun) -> str:
+    result = run.result
     parts = [f"{status_emoji(run.status)} *{escape(run.status)}*"]
-    if run.termination_reason:
-        parts.append(escape(run.termination_reason))
-    parts += [
-        count_of(run.steps, "step"),
-        count_of(run.tool_calls, "tool call"),
-        f"{run.retries} {'retry' if run.retries == 1 else 'retries'}",
-        f"asked by {person(run.asker)}",
-        when(run.created_at),
-        f"run `{escape(run.id)}`",
-    ]
-    return " · ".join(parts)
+    if result is not None:
+        parts += [
+            escape(result.termination_reason),
+            count_of(result.steps, "step"),
+            count_of(result.tool_calls, "tool call"),
+            f"{result.retries} {'retry' if result.retries == 1 else 'retries'}",
+        ]
+    parts += [f"asked by {person(run.asker)}", when(run.created_at), f"run `{escape(run.id)}`"]
+    return " · ".join(parts) + ("\n" + outcome_line(result.outcome) if result is not None else "")
 
 
-def _sources(citations: list[Any]) -> list[dict[str, Any]]:
-    lines = []
-    for citation in citations:
-        if not isinstance(citation, dict):
-            continue
-        arguments = ", ".join(f"{key}={_value(value)}" for key, value in (citation.get("arguments") or {}).items())
-        footnote = FOOTNOTE.format(
-            marker=citation.get("marker", ""),
-            tool=citation.get("tool", ""),
-            arguments=arguments,
-            step=citation.get("step"),
-        )
-        lines.append(escape(footnote))
-    return contexts(SOURCES + "\n" + "\n".join(lines)) if lines else []
-
-
-def _missing(items: list[Any]) -> list[dict[str, Any]]:
+def _missing(items: list[str]) -> list[dict[str, Any]]:
     if not items:
         return []
-    return sections(MISSING + "\n" + "\n".join(f"• {escape(str(item))}" for item in items))
+    return sections(MISSING + "\n" + "\n".join(f"• {escape(item)}" for item in items))
 
 
 def _steps(trace: RunTrace) -> str:

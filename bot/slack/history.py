@@ -17,9 +17,10 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from agent import RunStatus, exception_line, shorten
 from bot.age import age
-from bot.slack.blocks import RUN_ID_CHARS, escape, status_emoji
+from bot.slack.blocks import RUN_ID_CHARS, escape, outcome_line, status_emoji
 from bot.slack.reviewers import Reviewers
 from bot.store.models import EscalationRecord, Run
+from bot.store.stored_run import StoredRun
 from bot.wording import NO_HISTORY_DATABASE_UNAVAILABLE
 
 log = logging.getLogger(__name__)
@@ -65,20 +66,24 @@ async def may_see(reviewers: Reviewers, user: str, run: Run) -> bool:
     return run.asker == user or await reviewers.is_reviewer(user)
 
 
-def run_entry(run: Run, *, asker: bool = False) -> str:
-    """One run in mrkdwn: status, termination reason, (who asked,) when, run id; the question below it."""
+def run_entry(run: StoredRun, *, asker: bool = False) -> str:
+    """One run in mrkdwn: status, termination reason, (who asked,) when, run id; the question below it, and
+    below that its outcome once it ended."""
+    result = run.result
     parts = [RUN_HEAD.format(emoji=status_emoji(run.status), status=escape(run.status))]
-    if run.termination_reason:
-        parts.append(escape(run.termination_reason))
+    if result is not None:
+        parts.append(escape(result.termination_reason))
     if asker:
         parts.append(person(run.asker))
     parts.append(when(run.created_at))
     parts.append(RUN_ID.format(run=escape(run.id[:RUN_ID_CHARS])))
-    return " · ".join(parts) + "\n" + question_of(run)
+    entry = " · ".join(parts) + "\n" + question_of(run)
+    return entry if result is None else entry + "\n" + outcome_line(result.outcome)
 
 
-def escalation_entry(escalation: EscalationRecord, run: Run, *, now: datetime | None = None) -> str:
-    """A run waiting for review: its question, who asked, how long it has waited, why, and its run id."""
+def escalation_entry(escalation: EscalationRecord, run: StoredRun, *, now: datetime | None = None) -> str:
+    """A run waiting for review (`escalated_run`): its question, who asked, how long it has waited, why, its run
+    id, and what kind of end brought it to people."""
     why = " · ".join(escape(part) for part in (escalation.kind, escalation.reason, escalation.level) if part)
     if escalation.message:
         why += " — " + escape(shorten(escalation.message, WHY_CHARS))
@@ -88,10 +93,12 @@ def escalation_entry(escalation: EscalationRecord, run: Run, *, now: datetime | 
         RUN_ID.format(run=escape(run.id[:RUN_ID_CHARS])),
     ]
     lines = [f"{status_emoji(RunStatus.AWAITING_REVIEW)} {question_of(run)}", " · ".join(details), WHY.format(why=why)]
+    if run.outcome is not None:
+        lines.append(outcome_line(run.outcome))
     return "\n".join(lines)
 
 
-def question_of(run: Run) -> str:
+def question_of(run: StoredRun) -> str:
     return escape(shorten(run.question, QUESTION_CHARS))
 
 

@@ -26,7 +26,8 @@ from bot.slack.history import ENDED, HistoryUnavailable, escalation_entry, readi
 from bot.slack.reviewers import Reviewers
 from bot.store.database import Database
 from bot.store.models import EscalationRecord, Run
-from bot.store.queries import LIST_COLUMNS, RunFilter, decode_cursor, encode_cursor, list_runs
+from bot.store.queries import RunFilter, decode_cursor, encode_cursor, list_runs
+from bot.store.stored_run import STORED_COLUMNS, StoredRun, escalated_run, stored_run
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +147,7 @@ class HomeTab:
                 {"type": "divider"},
                 header(WAITING_TITLE),
                 *contexts(WAITING_NOTE),
-                *[section(escalation_entry(escalation, run)) for escalation, run in waiting.entries],
+                *[section(escalation_entry(esc, escalated_run(run, esc))) for esc, run in waiting.entries],
                 *([] if waiting.entries else [section(WAITING_EMPTY)]),
                 *_nav("home_waiting_pages", pages, "waiting", waiting, (OLDER_BACK, NEWER_ON)),
             ]
@@ -171,36 +172,43 @@ def register_home(app: AsyncApp, db: Database, reviewers: Reviewers) -> HomeTab:
     return home
 
 
-async def runs_window(db: Database, filters: RunFilter, position: str) -> Window[Run]:
+async def runs_window(db: Database, filters: RunFilter, position: str) -> Window[StoredRun]:
     """A page of runs, newest first, at `position`; an unreadable position is the newest page."""
     direction, _, cursor = position.partition(":")
     try:
         if cursor and direction + ":" == _NEWER:
             return await _newer_window(db, filters, cursor)
         if cursor and direction + ":" == _OLDER:
-            page = await list_runs(db, filters, limit=PAGE_SIZE, cursor=cursor)
+            page = await list_runs(db, filters, limit=PAGE_SIZE, cursor=cursor, columns=STORED_COLUMNS)
             if page.runs:
                 after = _OLDER + page.next_cursor if page.next_cursor else None
-                return Window(page.runs, _NEWER + encode_cursor(page.runs[0]), after)
+                return Window(_stored(page.runs), _NEWER + encode_cursor(page.runs[0]), after)
     except ConfigError:
         log.info("a Home page position is not a cursor; showing the newest page")
-    page = await list_runs(db, filters, limit=PAGE_SIZE)
-    return Window(page.runs, None, _OLDER + page.next_cursor if page.next_cursor else None)
+    return await _newest_window(db, filters)
 
 
-async def _newer_window(db: Database, filters: RunFilter, cursor: str) -> Window[Run]:
+async def _newest_window(db: Database, filters: RunFilter) -> Window[StoredRun]:
+    page = await list_runs(db, filters, limit=PAGE_SIZE, columns=STORED_COLUMNS)
+    return Window(_stored(page.runs), None, _OLDER + page.next_cursor if page.next_cursor else None)
+
+
+async def _newer_window(db: Database, filters: RunFilter, cursor: str) -> Window[StoredRun]:
     # The page just above `cursor`'s run: the PAGE_SIZE runs nearest to it, read upwards, shown newest first.
     created_at, run_id = decode_cursor(cursor)
     after_cursor = tuple_(Run.created_at, Run.id) > tuple_(created_at, run_id)
-    stmt = filters.apply(select(*LIST_COLUMNS)).where(after_cursor)
+    stmt = filters.apply(select(*STORED_COLUMNS)).where(after_cursor)
     stmt = stmt.order_by(Run.created_at.asc(), Run.id.asc()).limit(PAGE_SIZE + 1)
     async with db.sessions() as session:
         rows = (await session.execute(stmt)).all()
     if len(rows) <= PAGE_SIZE:  # nothing newer than these: the newest page, full
-        page = await list_runs(db, filters, limit=PAGE_SIZE)
-        return Window(page.runs, None, _OLDER + page.next_cursor if page.next_cursor else None)
+        return await _newest_window(db, filters)
     runs = [Run(**row._mapping) for row in reversed(rows[:PAGE_SIZE])]
-    return Window(runs, _NEWER + encode_cursor(runs[0]), _OLDER + encode_cursor(runs[-1]))
+    return Window(_stored(runs), _NEWER + encode_cursor(runs[0]), _OLDER + encode_cursor(runs[-1]))
+
+
+def _stored(runs: list[Run]) -> list[StoredRun]:
+    return [stored_run(run) for run in runs]
 
 
 async def waiting_window(db: Database, offset: int) -> Window[tuple[EscalationRecord, Run]]:

@@ -52,6 +52,7 @@ from bot.slack.workers import RunQueue
 from bot.store import Database
 from bot.store.conversations import SlackAsk
 from bot.store.models import EscalationRecord, Run
+from bot.store.stored_run import escalated_run
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +100,7 @@ class ReviewBoard:
             return
         if not await claim_review_message(self._db, esc.id, self.channel):
             return  # another worker or replica is posting it
-        message = review_message(esc, run, await self._permalink(run))
+        message = review_message(esc, escalated_run(run, esc), await self._permalink(run))
         what = f"post run {run.id} to the reviewer channel {self.channel}"
         response = await self._send(message, what, level=logging.ERROR, channel=self.channel)
         if response is None:
@@ -141,7 +142,7 @@ class ReviewBoard:
     async def show_decided(self, esc: EscalationRecord, run: Run) -> None:
         if not esc.review_ts or not esc.review_channel:
             return
-        message = review_message(esc, run, await self._permalink(run), decided=True)
+        message = review_message(esc, escalated_run(run, esc), await self._permalink(run), decided=True)
         what = f"update the review message of run {run.id}"
         await self._send(message, what, channel=esc.review_channel, ts=esc.review_ts)
 

@@ -6,14 +6,14 @@ goes through `escape`; long parts are shortened only with a note saying how much
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Any
 
-from agent import shorten
-from bot.slack.blocks import SlackMessage, contexts, escape, header, held_call_text, sections, split_text
+from agent import OutcomeKind, shorten
+from bot.slack.blocks import SlackMessage, contexts, escape, footnote, header, held_call_text, sections, split_text
 from bot.slack.history import person
-from bot.store.models import EscalationRecord, Run
+from bot.store.models import EscalationRecord
+from bot.store.stored_run import StoredRun
 
 APPROVE = "parley_review_approve"
 REJECT = "parley_review_reject"
@@ -32,10 +32,11 @@ LIST_ITEMS = 10
 ITEM_CHARS = 200
 NOTIFICATION_CHARS = 150  # a message's `text`: what a notification shows
 
-KIND_TITLE = {
-    "held_action": "⏸️ An action is waiting for approval",
-    "policy": "⛔ A policy refused this request",
-    "exhausted": "🧯 Parley could not finish this on its own",
+# The reviewer message's title, by the outcome of the run as it went to review (`escalated_run`).
+REVIEW_TITLE = {
+    OutcomeKind.HELD: "⏸️ An action is waiting for approval",
+    OutcomeKind.REFUSED: "⛔ A policy refused this request",
+    OutcomeKind.ESCALATED: "🧯 Parley could not finish this on its own",
 }
 HELD_STATUS = {"approved": "▶️", "rejected": "⛔", "expired": "⌛"}
 DECIDED = {
@@ -55,28 +56,30 @@ def _when(at: datetime | None) -> str:
     return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if at else "?"
 
 
-def review_message(esc: EscalationRecord, run: Run, permalink: str | None, *, decided: bool = False) -> SlackMessage:
+def review_message(
+    esc: EscalationRecord, run: StoredRun, permalink: str | None, *, decided: bool = False
+) -> SlackMessage:
     """The reviewer-channel message: what was asked, why it is here, what was done, what is held, the draft.
 
-    One message (its buttons and later its decision live on one ts), so long parts are shortened within a
-    budget — each time saying so and where the whole text is — and held arguments too long for it are
-    posted in full in the message's thread (`held_in_full`). Nothing is cut without saying so.
+    `run` is the run as it went to review (`escalated_run`): its outcome names the message, the same before the
+    decision and after it. One message (its buttons and later its decision live on one ts), so long parts are
+    shortened within a budget — each time saying so and where the whole text is — and held arguments too long
+    for it are posted in full in the message's thread (`held_in_full`). Nothing is cut without saying so.
     """
+    result, outcome = run.result, run.outcome
     more = f"`/parley show {escape(run.id[:12])}`"
-    blocks: list[dict[str, Any]] = [header(KIND_TITLE.get(esc.kind, KIND_TITLE["exhausted"]))]
+    # Always one of the three (an escalated run awaits review); a row that no longer reads gets the plainest.
+    blocks: list[dict[str, Any]] = [header(REVIEW_TITLE.get(outcome, REVIEW_TITLE[OutcomeKind.ESCALATED]))]
     asked = f"*Question* from {person(run.asker)}"
     asked += f" · <{permalink}|thread>" if permalink else ""
     blocks += sections(f"{asked}\n{_within(run.question, QUESTION_CHARS, more)}")
     blocks += sections(f"*Why*\n{escape(esc.message or esc.reason)} (`{escape(esc.reason)}`, {escape(esc.level)})")
-    for title, items in (("Done", run.completed), ("Missing", run.missing)):
-        if items:
-            blocks += sections(f"*{title}*\n" + _listed([str(item) for item in items], more))
-    if run.citations:
-        footnotes = [
-            f"{c.get('marker')} {c.get('tool')}({json.dumps(c.get('arguments') or {}, ensure_ascii=False)})"
-            for c in run.citations
-        ]
-        blocks += contexts("*Sources*\n" + _listed(footnotes, more))
+    if result is not None:
+        for heading, items in (("Done", result.completed), ("Missing", result.missing)):
+            if items:
+                blocks += sections(f"*{heading}*\n" + _listed(items, more))
+        if result.citations:
+            blocks += contexts("*Sources*\n" + _listed([footnote(c) for c in result.citations], more))
     if esc.held_calls:
         held = "\n".join(held_call_text(c["tool"], c["arguments"]) for c in esc.held_calls)
         if len(held) <= HELD_CHARS:
@@ -87,13 +90,13 @@ def review_message(esc: EscalationRecord, run: Run, permalink: str | None, *, de
                 f"⚠️ The arguments are {len(held):,} characters long: read them in full in this message's thread "
                 "before you decide."
             )
-    if esc.draft_answer and esc.kind != "held_action":
-        blocks += sections(f"*Draft answer*\n{_within(esc.draft_answer, DRAFT_CHARS, 'the Approve form')}")
+    if result is not None and result.answer and outcome is not OutcomeKind.HELD:
+        blocks += sections(f"*Draft answer*\n{_within(result.answer, DRAFT_CHARS, 'the Approve form')}")
     if decided:
         blocks += sections(decision_line(esc))
     else:
         buttons = [_button("Approve", APPROVE, run.id, "primary"), _button("Reject", REJECT, run.id, "danger")]
-        if esc.kind == "exhausted":
+        if outcome is OutcomeKind.ESCALATED:
             buttons.append(_button("Retry", RETRY, run.id))
         blocks.append({"type": "actions", "block_id": "review", "elements": buttons})
     blocks += contexts(f"run `{escape(run.id[:12])}` · escalated {_when(esc.created_at)}")

@@ -7,12 +7,14 @@ import base64
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Select, select, tuple_, union_all
 
 from agent import ConfigError
 from bot.store.database import Database
 from bot.store.models import AuditEvent, EscalationRecord, Run, Step, ToolCallRecord, Verdict
+from bot.store.stored_run import StoredRun, stored_run
 
 MIN_PREFIX = 6
 LIST_COLUMNS = (
@@ -67,7 +69,9 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
         raise ConfigError(f"--cursor {cursor!r} is not a cursor printed by `parley runs list`") from None
 
 
-def list_statement(filters: RunFilter, *, limit: int, cursor: str | None = None) -> Select:
+def list_statement(
+    filters: RunFilter, *, limit: int, cursor: str | None = None, columns: Sequence[Any] = LIST_COLUMNS
+) -> Select:
     """The list's columns, newest first; the (status|reason|asker, created_at, id) indexes serve it at any depth.
 
     Several statuses or reasons become one ordered, limited branch per value, merged (UNION ALL): an `IN (…)`
@@ -79,7 +83,7 @@ def list_statement(filters: RunFilter, *, limit: int, cursor: str | None = None)
         after_cursor = tuple_(Run.created_at, Run.id) < tuple_(created_at, run_id)
 
     def page(of: RunFilter) -> Select:
-        stmt = of.apply(select(*LIST_COLUMNS))
+        stmt = of.apply(select(*columns))
         if after_cursor is not None:
             stmt = stmt.where(after_cursor)
         return stmt.order_by(Run.created_at.desc(), Run.id.desc()).limit(limit + 1)
@@ -96,10 +100,19 @@ def list_statement(filters: RunFilter, *, limit: int, cursor: str | None = None)
     return select(*merged.c).order_by(merged.c.created_at.desc(), merged.c.id.desc()).limit(limit + 1)
 
 
-async def list_runs(db: Database, filters: RunFilter, *, limit: int = 50, cursor: str | None = None) -> Page:
+async def list_runs(
+    db: Database,
+    filters: RunFilter,
+    *,
+    limit: int = 50,
+    cursor: str | None = None,
+    columns: Sequence[Any] = LIST_COLUMNS,
+) -> Page:
+    """A page of runs, newest first, holding `columns`: the list's by default, `STORED_COLUMNS` for views that
+    render each run's outcome (`stored_run`)."""
     async with db.sessions() as session:
-        rows = (await session.execute(list_statement(filters, limit=limit, cursor=cursor))).all()
-    # Detached rows holding only the list's columns: what the list shows, nothing loaded behind it.
+        rows = (await session.execute(list_statement(filters, limit=limit, cursor=cursor, columns=columns))).all()
+    # Detached rows holding only the columns asked for: what the list shows, nothing loaded behind it.
     runs = [Run(**row._mapping) for row in rows[:limit]]
     return Page(runs, encode_cursor(runs[-1]) if len(rows) > limit and runs else None)
 
@@ -132,6 +145,11 @@ class RunTrace:
     verdicts: list[Verdict] = field(default_factory=list)
     escalations: list[EscalationRecord] = field(default_factory=list)
     audit: list[AuditEvent] = field(default_factory=list)
+
+    @property
+    def stored(self) -> StoredRun:
+        """The run itself as every view renders it: its RunResult and the store's facts."""
+        return stored_run(self.run)
 
 
 class UnknownRun(ConfigError):

@@ -175,7 +175,8 @@ def test_solved_answer_is_cited_with_sources_and_status() -> None:
     assert sources.splitlines() == [
         "*Sources*",
         "[1] get_weather(city=上海) · step 1",
-        "[2] web_search(query=上海 空气质量, limit=3) · step 2",
+        # Arguments in key order: the same live and read back from the store (JSONB keeps no order of its own).
+        "[2] web_search(limit=3, query=上海 空气质量) · step 2",
     ]
     assert status_line(messages) == f"✅ solved · 2 steps · run `{RUN_ID[:12]}`"
     assert messages[0].text.startswith(CHINESE_ANSWER)

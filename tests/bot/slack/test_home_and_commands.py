@@ -346,7 +346,9 @@ async def test_parley_show_one_run_to_its_asker_in_full(db, slack_api, llm_serve
     assert answer["blocks"][0]["type"] == "header" and answer["blocks"][0]["text"]["text"] == f"Run {run.id[:12]}"
     assert "*Question*\nWhat is 47 times 12?" in text
     assert "🚫 *rejected* · answered · 2 steps · 1 tool call · 0 retries · asked by <@U0ASKER>" in text
-    assert "*Answer*\n47 × 12 = 564 [1]" in text
+    # A reviewer rejected it: refused, and its text is not presented as an answer (as in `parley runs show`).
+    assert "\n_Refused_\n" in text
+    assert "*Final (as the user saw it)*\n47 × 12 = 564 [1]" in text and "*Answer*" not in text
     assert "[1] calculator(expression=47 * 12) · step 1" in text
     assert "1. tool_calls: calculator(expression=47 * 12) ✓\n2. final" in text
     assert "*Review* · rejected: exhausted · llm_unavailable · L2 — The model server stayed unreachable" in text
