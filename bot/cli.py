@@ -23,9 +23,9 @@ from bot.settings import Settings
 from bot.slack.app import SlackBot
 from bot.slack.serving import serve_http, serve_socket_mode
 from bot.store import (
-    DatabaseUnavailable,
     RunOrigin,
-    SchemaOutOfDate,
+    RunSource,
+    StoreError,
     StoreRecorder,
     check_reachable,
     connect,
@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = Settings()
         return asyncio.run(_dispatch(args, settings))
-    except (ConfigError, InvalidQuestion, DatabaseUnavailable, SchemaOutOfDate) as exc:
+    except (ConfigError, InvalidQuestion, StoreError) as exc:
         print(f"parley: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     except ValidationError as exc:
@@ -117,7 +117,7 @@ async def _ask(args: argparse.Namespace, settings: Settings, loaded: LoadedConfi
     brain = build_brain(settings, loaded.agent, replay=args.replay, question=args.question)
     db = await open_store(settings.database_url)
     try:
-        recorders = [StoreRecorder(db, RunOrigin("cli", settings.cli_user()))]
+        recorders = [StoreRecorder(db, RunOrigin(RunSource.CLI, settings.cli_user()))]
         if not args.quiet:
             recorders.append(ConsoleProgress(sys.stderr))
         async with open_agent(settings, loaded, brain, recorder=FanoutRecorder(*recorders)) as agent:
@@ -150,7 +150,7 @@ async def _serve(args: argparse.Namespace, settings: Settings, loaded: LoadedCon
 async def _demo(settings: Settings, loaded: LoadedConfig) -> int:
     db = await open_store(settings.database_url)
     try:
-        await run_demos(settings, loaded, sys.stdout, StoreRecorder(db, RunOrigin("cli", settings.cli_user())))
+        await run_demos(settings, loaded, sys.stdout, StoreRecorder(db, RunOrigin(RunSource.CLI, settings.cli_user())))
     finally:
         await db.aclose()
     return EXIT_OK

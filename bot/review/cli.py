@@ -22,7 +22,6 @@ from bot.progress import ConsoleProgress
 from bot.render import render_result, shorten
 from bot.review.authority import CLI_OPERATOR
 from bot.review.service import (
-    Decision,
     HeldCallsChanged,
     approved_snapshot,
     current_escalation,
@@ -33,7 +32,16 @@ from bot.settings import Settings
 from bot.slack.app import slack_client
 from bot.slack.blocks import answer_messages
 from bot.slack.review import ReviewBoard
-from bot.store import Database, RunOrigin, StoreRecorder, open_store
+from bot.store import (
+    Database,
+    Decision,
+    EscalationKind,
+    EscalationStatus,
+    RunNotFound,
+    RunOrigin,
+    StoreRecorder,
+    open_store,
+)
 from bot.store.models import EscalationRecord, Run
 from bot.store.queries import resolve_run_id
 
@@ -91,12 +99,12 @@ async def run_review_command(args: argparse.Namespace, settings: Settings, loade
             return await _list(db, args, sys.stdout)
         actor = operator(settings)
         escalation, run = await _escalation_of(db, args.run_id)
-        if escalation.status != "pending":
+        if escalation.status != EscalationStatus.PENDING:
             return already_decided(escalation)
         if args.review_command == "reject":
             assert reason
             return await _reject(db, args, run, actor, reason, slack_board(db, settings, loaded))
-        if escalation.kind == "held_action":
+        if escalation.kind == EscalationKind.HELD_ACTION:
             return await _approve_held(db, args, settings, loaded, escalation, run, actor)
         return await _approve_with_answer(db, args, escalation, run, actor, slack_board(db, settings, loaded))
     finally:
@@ -121,7 +129,7 @@ async def _escalation_of(db: Database, wanted: str) -> tuple[EscalationRecord, R
     run_id = await resolve_run_id(db, wanted)
     escalation, run = await current_escalation(db, run_id)
     if run is None:  # removed between the two reads
-        raise ReviewRefused(f"no run {wanted!r}")
+        raise RunNotFound(wanted)
     if escalation is None:
         raise ReviewRefused(f"run {run_id[:SHOWN_ID]} ({run.status}) has no escalation: there is nothing to decide")
     return escalation, run
@@ -194,7 +202,7 @@ def render_pending(rows: list[tuple[EscalationRecord, Run]], *, more: bool, now:
             lines.append(f"  held: {call.get('tool')} {_json(call.get('arguments'))}  (call {call.get('id')})")
         if not esc.held_calls and esc.tool:
             lines.append(f"  refused: {esc.tool} {_json(esc.arguments)}")
-        if esc.kind != "held_action" and esc.draft_answer:
+        if esc.kind != EscalationKind.HELD_ACTION and esc.draft_answer:
             lines.append(f"  draft: {shorten(esc.draft_answer, DRAFT_WIDTH)}")
     lines.append("")
     if more:
@@ -231,7 +239,7 @@ async def _approve_held(
         raise ReviewRefused(f"{exc}: reject it, or ask the question again") from None
     brain = build_brain(settings, loaded.agent, replay=args.replay, question=run.question)
     origin = RunOrigin(
-        source="slack" if run.source == "slack" else "cli",
+        source=run.source,
         asker=run.asker,
         workspace_id=run.workspace_id,
         channel_id=run.channel_id,
@@ -349,7 +357,7 @@ def _print_decision(
     answer: str | None = None,
     reason: str | None = None,
 ) -> None:
-    decision = escalation.status if escalation else ("approved" if answer is not None else "rejected")
+    decision = escalation.status if escalation else (Decision.APPROVED if answer is not None else Decision.REJECTED)
     decided_by = escalation.decided_by if escalation else None
     decided_at = escalation.decided_at if escalation else None
     if args.json:

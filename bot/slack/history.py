@@ -13,11 +13,10 @@ import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
-from sqlalchemy.exc import SQLAlchemyError
-
 from agent import RunStatus
 from bot.review.authority import Reviewers
 from bot.slack.blocks import RUN_ID_CHARS, escape, shorten
+from bot.store import StoreUnavailable
 from bot.store.models import EscalationRecord, Run
 
 log = logging.getLogger(__name__)
@@ -63,10 +62,10 @@ async def reading(budget_s: float = READ_BUDGET_S) -> AsyncIterator[None]:
     try:
         async with asyncio.timeout(budget_s):
             yield
-    except TimeoutError:  # before OSError, of which it is a subclass
+    except TimeoutError:
         log.warning("reading the history took longer than %.1f s (the store or Slack is slow)", budget_s)
         raise HistoryUnavailable(STORE_SLOW) from None
-    except (SQLAlchemyError, OSError) as exc:
+    except StoreUnavailable as exc:
         log.error("reading the history failed, the store is unavailable: %s", _one_line(exc))
         raise HistoryUnavailable(STORE_DOWN) from None
 

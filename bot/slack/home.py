@@ -19,12 +19,12 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import select, tuple_
 
-from agent import ConfigError
 from bot.review.authority import Reviewers
 from bot.review.service import pending_escalations
 from bot.slack.blocks import contexts, header, section
 from bot.slack.history import ENDED, HistoryUnavailable, escalation_entry, reading, run_entry
 from bot.store.database import Database
+from bot.store.errors import BadCursor
 from bot.store.models import EscalationRecord, Run
 from bot.store.queries import LIST_COLUMNS, RunFilter, decode_cursor, encode_cursor, list_runs
 
@@ -182,7 +182,7 @@ async def runs_window(db: Database, filters: RunFilter, position: str) -> Window
             if page.runs:
                 after = _OLDER + page.next_cursor if page.next_cursor else None
                 return Window(page.runs, _NEWER + encode_cursor(page.runs[0]), after)
-    except ConfigError:
+    except BadCursor:
         log.info("a Home page position is not a cursor; showing the newest page")
     page = await list_runs(db, filters, limit=PAGE_SIZE)
     return Window(page.runs, None, _OLDER + page.next_cursor if page.next_cursor else None)

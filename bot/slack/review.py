@@ -19,7 +19,6 @@ from agent import RunStatus
 from bot.review.authority import Reviewers
 from bot.review.config import ReviewConfig
 from bot.review.service import (
-    Decision,
     Settled,
     claim_review_message,
     current_escalation,
@@ -51,7 +50,7 @@ from bot.slack.review_blocks import (
     reviewed_answer,
 )
 from bot.slack.workers import RunQueue
-from bot.store import Database
+from bot.store import Database, Decision, EscalationKind, EscalationStatus
 from bot.store.conversations import SlackAsk, enqueue_retry
 from bot.store.models import EscalationRecord, Run
 
@@ -95,7 +94,7 @@ class ReviewBoard:
     async def post(self, run_id: str) -> None:
         """Post the run's pending escalation in the reviewer channel, once across replicas (claimed first)."""
         esc, run = await current_escalation(self._db, run_id)
-        if esc is None or run is None or esc.status != "pending" or esc.review_channel:
+        if esc is None or run is None or esc.status != EscalationStatus.PENDING or esc.review_channel:
             return
         if not self.channel:
             log.warning("run %s waits for review, but no reviewer channel is set (PARLEY_REVIEW_CHANNEL)", run_id)
@@ -118,16 +117,16 @@ class ReviewBoard:
     async def announce_decision(self, run_id: str) -> None:
         """The decision taken on the run's escalation, shown: reviewer message updated, the thread told."""
         esc, run = await current_escalation(self._db, run_id)
-        if esc is None or run is None or esc.status == "pending":
+        if esc is None or run is None or esc.status == EscalationStatus.PENDING:
             return
         await self.show_decided(esc, run)
-        if esc.kind == "held_action":
+        if esc.kind == EscalationKind.HELD_ACTION:
             await self.settle_held_notice(esc, run)  # first: what follows below then reads as its sequel
-        if esc.status == "approved" and esc.final_answer is not None:
+        if esc.status == EscalationStatus.APPROVED and esc.final_answer is not None:
             await self.tell_thread(run, reviewed_answer(esc.final_answer, esc.decided_by or "?", run.id))
-        elif esc.status == "rejected":
+        elif esc.status == EscalationStatus.REJECTED:
             await self.tell_thread(run, rejection(esc.decision_reason or "", esc.decided_by or "?", run.id))
-        elif esc.status == "expired":
+        elif esc.status == EscalationStatus.EXPIRED:
             await self.tell_thread(run, expiry(self._config.expire_after_hours, run.id))
 
     async def settle_held_notice(self, esc: EscalationRecord, run: Run) -> None:
@@ -229,7 +228,7 @@ class ReviewDesk:
         if found is None:
             return
         esc, run = found
-        if esc.kind == "held_action":
+        if esc.kind == EscalationKind.HELD_ACTION:
             decided = await settle(
                 self._db, run.id, Decision.APPROVED, actor=actor_of(_clicker(body)), run_status=RunStatus.RUNNING
             )
@@ -273,7 +272,7 @@ class ReviewDesk:
             await note_refusal(self._db, run.id, actor_of(user), attempted, refusal)
             await self._ephemeral(body, refusal)
             return None
-        if esc.status != "pending":
+        if esc.status != EscalationStatus.PENDING:
             await self._ephemeral(body, f"Already decided: {decision_line(esc)}")
             return None
         return esc, run

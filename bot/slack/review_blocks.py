@@ -14,6 +14,7 @@ from bot.render import shorten
 from bot.slack.blocks import SlackMessage, contexts, escape, header, held_call_text, sections, split_text
 from bot.slack.history import person
 from bot.store.models import EscalationRecord, Run
+from bot.store.vocabulary import EscalationKind, EscalationStatus
 
 APPROVE = "parley_review_approve"
 REJECT = "parley_review_reject"
@@ -32,16 +33,16 @@ LIST_ITEMS = 10
 ITEM_CHARS = 200
 
 KIND_TITLE = {
-    "held_action": "⏸️ An action is waiting for approval",
-    "policy": "⛔ A policy refused this request",
-    "exhausted": "🧯 Parley could not finish this on its own",
+    EscalationKind.HELD_ACTION: "⏸️ An action is waiting for approval",
+    EscalationKind.POLICY: "⛔ A policy refused this request",
+    EscalationKind.EXHAUSTED: "🧯 Parley could not finish this on its own",
 }
-HELD_STATUS = {"approved": "▶️", "rejected": "⛔", "expired": "⌛"}
+HELD_STATUS = {EscalationStatus.APPROVED: "▶️", EscalationStatus.REJECTED: "⛔", EscalationStatus.EXPIRED: "⌛"}
 DECIDED = {
-    "approved": "✅ Approved by {who} at {at}",
-    "rejected": "⛔ Rejected by {who} at {at}: {reason}",
-    "expired": "⌛ Expired at {at}: {reason}",
-    "retried": "🔁 Run again by {who} at {at}",
+    EscalationStatus.APPROVED: "✅ Approved by {who} at {at}",
+    EscalationStatus.REJECTED: "⛔ Rejected by {who} at {at}: {reason}",
+    EscalationStatus.EXPIRED: "⌛ Expired at {at}: {reason}",
+    EscalationStatus.RETRIED: "🔁 Run again by {who} at {at}",
 }
 
 
@@ -62,7 +63,7 @@ def review_message(esc: EscalationRecord, run: Run, permalink: str | None, *, de
     posted in full in the message's thread (`held_in_full`). Nothing is cut without saying so.
     """
     more = f"`/parley show {escape(run.id[:12])}`"
-    blocks: list[dict[str, Any]] = [header(KIND_TITLE.get(esc.kind, KIND_TITLE["exhausted"]))]
+    blocks: list[dict[str, Any]] = [header(KIND_TITLE.get(esc.kind, KIND_TITLE[EscalationKind.EXHAUSTED]))]
     asked = f"*Question* from {person(run.asker)}"
     asked += f" · <{permalink}|thread>" if permalink else ""
     blocks += sections(f"{asked}\n{_within(run.question, QUESTION_CHARS, more)}")
@@ -86,13 +87,13 @@ def review_message(esc: EscalationRecord, run: Run, permalink: str | None, *, de
                 f"⚠️ The arguments are {len(held):,} characters long: read them in full in this message's thread "
                 "before you decide."
             )
-    if esc.draft_answer and esc.kind != "held_action":
+    if esc.draft_answer and esc.kind != EscalationKind.HELD_ACTION:
         blocks += sections(f"*Draft answer*\n{_within(esc.draft_answer, DRAFT_CHARS, 'the Approve form')}")
     if decided:
         blocks += sections(decision_line(esc))
     else:
         buttons = [_button("Approve", APPROVE, run.id, "primary"), _button("Reject", REJECT, run.id, "danger")]
-        if esc.kind == "exhausted":
+        if esc.kind == EscalationKind.EXHAUSTED:
             buttons.append(_button("Retry", RETRY, run.id))
         blocks.append({"type": "actions", "block_id": "review", "elements": buttons})
     blocks += contexts(f"run `{escape(run.id[:12])}` · escalated {_when(esc.created_at)}")
@@ -103,7 +104,7 @@ def held_decided(esc: EscalationRecord, run_id: str) -> SlackMessage:
     """The asker's held notice once people decided: approved (it runs now, the answer follows below), or
     rejected / expired (nothing held was done)."""
     held = "\n".join(f"• {escape(held_call_text(c['tool'], c['arguments']))}" for c in esc.held_calls)
-    approved = esc.status == "approved"
+    approved = esc.status == EscalationStatus.APPROVED
     blocks = [
         header("▶️ Held action, approved" if approved else "⏸️ Held action, not done"),
         *sections(f"*Why it was held*\n{escape(esc.message or esc.reason)}"),
