@@ -10,11 +10,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
-from agent import ConfigError, OutcomeKind, RunResult, RunStatus, TerminationReason, shorten
+from agent import ConfigError, DecisionKind, OutcomeKind, RunResult, RunStatus, TerminationReason, shorten
 from bot.render import render_citations
 from bot.store.database import Database
+from bot.store.errors import BadCursor
 from bot.store.models import Run
 from bot.store.queries import RunFilter, RunTrace, iter_runs, list_runs, load_trace
+from bot.store.vocabulary import VerdictKind
 
 EXPORT_COLUMNS = (
     "id", "created_at", "finished_at", "source", "workspace_id", "channel_id", "thread_ts", "asker", "question",
@@ -23,6 +25,7 @@ EXPORT_COLUMNS = (
 )  # fmt: skip
 _RELATIVE = re.compile(r"^(\d+)\s*([mhdw])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+NOT_A_CURSOR = "--cursor {cursor!r} is not a cursor printed by `parley runs list`"
 
 
 def add_runs_commands(sub: argparse._SubParsersAction) -> None:
@@ -82,7 +85,10 @@ async def run_runs_command(args: argparse.Namespace, db: Database, out: TextIO) 
     if args.runs_command == "list":
         if args.limit < 1 or args.limit > 1000:
             raise ConfigError("--limit must be between 1 and 1000")
-        page = await list_runs(db, _filters(args), limit=args.limit, cursor=args.cursor)
+        try:
+            page = await list_runs(db, _filters(args), limit=args.limit, cursor=args.cursor)
+        except BadCursor as exc:
+            raise ConfigError(NOT_A_CURSOR.format(cursor=exc.cursor)) from None
         if args.json:
             body = {"runs": [run_summary(r) for r in page.runs], "next_cursor": page.next_cursor}
             out.write(json.dumps(body, ensure_ascii=False, indent=2) + "\n")
@@ -199,7 +205,7 @@ def render_trace(trace: RunTrace) -> str:
         if step.thought:
             head += f" — {shorten(step.thought, 100)}"
         lines.append(head)
-        if step.decision in ("final", "give_up", "invalid") and step.text:
+        if step.decision in (DecisionKind.FINAL, DecisionKind.GIVE_UP, DecisionKind.INVALID) and step.text:
             lines.append(f"  text: {step.text}")
         for call in calls_by_step.get(step.step, []):
             args = json.dumps(call.arguments, ensure_ascii=False)
@@ -254,12 +260,12 @@ def _result_details(result: RunResult) -> list[str]:
 
 
 def _verdict_line(verdict) -> str:
-    if verdict.kind == "done_tick":
+    if verdict.kind == VerdictKind.DONE_TICK:
         return f"☑ {verdict.item}"
-    if verdict.kind == "critique":
+    if verdict.kind == VerdictKind.CRITIQUE:
         state = "on track" if verdict.satisfied else "gaps: " + "; ".join(verdict.gaps)
         return f"critique {verdict.stage} ({verdict.source}, round {verdict.round}): {shorten(state, 200)}"
-    if verdict.kind == "final_rejected":
+    if verdict.kind == VerdictKind.FINAL_REJECTED:
         return f"✗ final not accepted ({verdict.stage}): {shorten('; '.join(verdict.gaps), 200)}"
     return f"{verdict.kind}: {verdict.decision or ''} {verdict.reason or ''}".strip()
 

@@ -26,13 +26,11 @@ from bot.review.service import (
     note_refusal,
     settle,
 )
-from bot.store import Database, RunOrigin, StoreRecorder
+from bot.store import Database, EscalationKind, RunOrigin, RunSource, StoreRecorder
 from bot.store.conversations import cancel_queued, enqueue_retry, load_run
 from bot.store.models import EscalationRecord, Run
 
 log = logging.getLogger(__name__)
-
-HELD_ACTION = "held_action"
 
 
 @dataclass(frozen=True)
@@ -54,7 +52,7 @@ class Retried:
 def origin_of(run: Run) -> RunOrigin:
     """Where a stored run came from, for the recorder of its next steps."""
     return RunOrigin(
-        source="slack" if run.source == "slack" else "cli",
+        source=RunSource(run.source),
         asker=run.asker,
         workspace_id=run.workspace_id,
         channel_id=run.channel_id,
@@ -151,7 +149,7 @@ class RunService:
         must answer Slack first passes False and calls `announce` itself.
         """
         escalation, _ = await current_escalation(self._db, run_id)
-        held = escalation is not None and escalation.kind == HELD_ACTION
+        held = escalation is not None and escalation.kind == EscalationKind.HELD_ACTION
         run_status = None
         if decision is Decision.APPROVED and held:
             run_status = RunStatus.RUNNING

@@ -23,7 +23,7 @@ from bot.render import render_result
 from bot.runs import RunService
 from bot.settings import Settings
 from bot.slack.serving import serve_http, serve_socket_mode
-from bot.store import DatabaseUnavailable, RunOrigin, SchemaOutOfDate, check_reachable, connect, open_store
+from bot.store import RunOrigin, RunSource, StoreError, check_reachable, connect, open_store
 from bot.store.migrate import current_revision, downgrade, head_revision, upgrade
 
 # Each worker records its run; intake, replies, Home, commands and the timed jobs need a few more.
@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = Settings()
         return asyncio.run(_dispatch(args, settings))
-    except (ConfigError, InvalidQuestion, DatabaseUnavailable, SchemaOutOfDate) as exc:
+    except (ConfigError, InvalidQuestion, StoreError) as exc:
         print(f"parley: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     except ValidationError as exc:
@@ -114,7 +114,7 @@ async def _ask(args: argparse.Namespace, settings: Settings, loaded: LoadedConfi
         async with open_agent(settings, loaded, brain) as agent:
             # The reviewers hear of an escalation from the `announce` job of `parley serve`.
             runs = RunService(db, LogNotifier(), agent)
-            result = await runs.ask(args.question, RunOrigin("cli", settings.cli_user()), watchers=watchers)
+            result = await runs.ask(args.question, RunOrigin(RunSource.CLI, settings.cli_user()), watchers=watchers)
     finally:
         await db.aclose()
     print(result.model_dump_json(indent=2) if args.json else render_result(result))
@@ -145,7 +145,7 @@ async def _serve(args: argparse.Namespace, settings: Settings, loaded: LoadedCon
 async def _demo(settings: Settings, loaded: LoadedConfig) -> int:
     db = await open_store(settings.database_url)
     try:
-        await run_demos(settings, loaded, sys.stdout, db, RunOrigin("cli", settings.cli_user()))
+        await run_demos(settings, loaded, sys.stdout, db, RunOrigin(RunSource.CLI, settings.cli_user()))
     finally:
         await db.aclose()
     return EXIT_OK

@@ -31,7 +31,7 @@ from bot.review.service import (
 )
 from bot.runs import NotResumed, RunService
 from bot.settings import Settings
-from bot.store import Database, open_store
+from bot.store import Database, EscalationKind, EscalationStatus, RunNotFound, open_store
 from bot.store.models import EscalationRecord, Run
 from bot.store.queries import resolve_run_id
 
@@ -89,13 +89,13 @@ async def run_review_command(args: argparse.Namespace, settings: Settings, loade
             return await _list(db, args, sys.stdout)
         actor = operator(settings)
         escalation, run = await _escalation_of(db, args.run_id)
-        if escalation.status != "pending":
+        if escalation.status != EscalationStatus.PENDING:
             return already_decided(escalation)
         notifier = command_line_notifier(settings, loaded, db)
         if args.review_command == "reject":
             assert reason
             return await _decide(db, args, run, actor, Decision.REJECTED, notifier, reason=reason)
-        if escalation.kind == "held_action":
+        if escalation.kind == EscalationKind.HELD_ACTION:
             return await _approve_held(db, args, settings, loaded, escalation, run, actor, notifier)
         return await _approve_with_answer(db, args, escalation, run, actor, notifier)
     finally:
@@ -112,7 +112,7 @@ async def _escalation_of(db: Database, wanted: str) -> tuple[EscalationRecord, R
     run_id = await resolve_run_id(db, wanted)
     escalation, run = await current_escalation(db, run_id)
     if run is None:  # removed between the two reads
-        raise ReviewRefused(f"no run {wanted!r}")
+        raise RunNotFound(wanted)
     if escalation is None:
         raise ReviewRefused(f"run {run_id[:SHOWN_ID]} ({run.status}) has no escalation: there is nothing to decide")
     return escalation, run
@@ -185,7 +185,7 @@ def render_pending(rows: list[tuple[EscalationRecord, Run]], *, more: bool, now:
             lines.append(f"  held: {call.get('tool')} {_json(call.get('arguments'))}  (call {call.get('id')})")
         if not esc.held_calls and esc.tool:
             lines.append(f"  refused: {esc.tool} {_json(esc.arguments)}")
-        if esc.kind != "held_action" and esc.draft_answer:
+        if esc.kind != EscalationKind.HELD_ACTION and esc.draft_answer:
             lines.append(f"  draft: {shorten(esc.draft_answer, DRAFT_WIDTH)}")
     lines.append("")
     if more:
@@ -325,7 +325,7 @@ def _print_decision(
     answer: str | None = None,
     reason: str | None = None,
 ) -> None:
-    decision = escalation.status if escalation else ("approved" if answer is not None else "rejected")
+    decision = escalation.status if escalation else (Decision.APPROVED if answer is not None else Decision.REJECTED)
     decided_by = escalation.decided_by if escalation else None
     decided_at = escalation.decided_at if escalation else None
     if args.json:

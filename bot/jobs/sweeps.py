@@ -16,11 +16,11 @@ from sqlalchemy import func, null, select, update
 from agent import Limits, RunStatus, TerminationReason
 from bot.notifier import Notifier, tell
 from bot.review.config import ReviewConfig
-from bot.review.service import Decision
 from bot.runs import RunService
 from bot.store.conversations import cancel_run
 from bot.store.database import Database
 from bot.store.models import AuditEvent, EscalationRecord, Run, Step, ToolCallRecord
+from bot.store.vocabulary import AuditAction, Decision, EscalationStatus
 
 __all__ = [
     "SWEEPS",
@@ -71,7 +71,7 @@ async def announce(db: Database, config: ReviewConfig, notifier: Notifier, *, no
             await session.execute(
                 select(EscalationRecord, Run)
                 .join(Run, Run.id == EscalationRecord.run_id)
-                .where(EscalationRecord.status == "pending", EscalationRecord.review_channel.is_(None))
+                .where(EscalationRecord.status == EscalationStatus.PENDING, EscalationRecord.review_channel.is_(None))
                 .order_by(EscalationRecord.created_at, EscalationRecord.id)
                 .limit(MAX_ITEMS_PER_PASS)
             )
@@ -93,7 +93,7 @@ async def remind(db: Database, config: ReviewConfig, notifier: Notifier, *, now:
             await session.scalars(
                 select(EscalationRecord.id)
                 .where(
-                    EscalationRecord.status == "pending",
+                    EscalationRecord.status == EscalationStatus.PENDING,
                     EscalationRecord.reminded_at.is_(None),
                     EscalationRecord.created_at < due,
                     EscalationRecord.created_at > expiring,
@@ -120,7 +120,7 @@ async def expire(db: Database, config: ReviewConfig, notifier: Notifier, *, now:
         run_ids = (
             await session.scalars(
                 select(EscalationRecord.run_id)
-                .where(EscalationRecord.status == "pending", EscalationRecord.created_at < cutoff)
+                .where(EscalationRecord.status == EscalationStatus.PENDING, EscalationRecord.created_at < cutoff)
                 .order_by(EscalationRecord.created_at, EscalationRecord.id)
                 .limit(MAX_ITEMS_PER_PASS)
             )
@@ -213,7 +213,7 @@ async def purge(db: Database, config: ReviewConfig, notifier: Notifier, *, now: 
                     run_id=None,
                     at=now,
                     actor=ACTOR,
-                    action="payloads_purged",
+                    action=AuditAction.PAYLOADS_PURGED,
                     detail={
                         "tool_calls": payloads,
                         "snapshots": snapshots,
@@ -243,7 +243,7 @@ async def _claim_reminder(db: Database, escalation_id: int, now: datetime) -> tu
             .where(
                 EscalationRecord.id == escalation_id,
                 EscalationRecord.reminded_at.is_(None),
-                EscalationRecord.status == "pending",
+                EscalationRecord.status == EscalationStatus.PENDING,
             )
             .values(reminded_at=now)
             .execution_options(synchronize_session=False)
@@ -259,7 +259,7 @@ async def _claim_reminder(db: Database, escalation_id: int, now: datetime) -> tu
                 run_id=run.id,
                 at=now,
                 actor=ACTOR,
-                action="review_reminded",
+                action=AuditAction.REVIEW_REMINDED,
                 detail={"escalation_id": escalation_id, "waiting_since": escalation.created_at.isoformat()},
             )
         )
@@ -281,7 +281,7 @@ async def _end_stale(db: Database, run_id: str, stale: RunStatus, now: datetime)
         from_statuses=(stale,),
         answer=answer,
         actor=ACTOR,
-        action="run_recovered",
+        action=AuditAction.RUN_RECOVERED,
         detail={
             "termination_reason": TerminationReason.CANCELLED.value,
             "steps_done": steps,

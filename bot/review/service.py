@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Any
 
 from pydantic import ValidationError
@@ -20,16 +19,9 @@ from agent import RunSnapshot, RunStatus
 from bot.store.conversations import cancel_run
 from bot.store.database import Database
 from bot.store.models import AuditEvent, EscalationRecord, Run, Verdict
+from bot.store.vocabulary import AuditAction, Decision, EscalationStatus, VerdictKind
 
 CLI_OPERATOR = "cli"  # the actor recorded for `parley review …` (trusted: the operator runs the process)
-
-
-class Decision(StrEnum):
-    APPROVED = "approved"
-    REJECTED = "rejected"
-    EXPIRED = "expired"
-    RETRIED = "retried"
-
 
 # The run's status once the decision is taken (an approved held action resumes: `running` until it ends).
 RUN_STATUS_AFTER = {
@@ -77,9 +69,9 @@ async def settle(
     async with db.sessions() as session, session.begin():
         claimed = await session.execute(
             update(EscalationRecord)
-            .where(EscalationRecord.run_id == run_id, EscalationRecord.status == "pending")
+            .where(EscalationRecord.run_id == run_id, EscalationRecord.status == EscalationStatus.PENDING)
             .values(
-                status=decision.value,
+                status=decision.status,
                 decided_at=now,
                 decided_by=actor,
                 decision_reason=reason,
@@ -94,7 +86,7 @@ async def settle(
             after = run_status or RUN_STATUS_AFTER.get(decision)
             values: dict[str, Any] = {}
             if after is not None:
-                values["status"] = after.value
+                values["status"] = after
             if final_answer is not None:
                 values["answer"] = final_answer
             if after in (RunStatus.REJECTED, RunStatus.EXPIRED) or final_answer is not None:
@@ -102,16 +94,18 @@ async def settle(
             if values:
                 await session.execute(update(Run).where(Run.id == run_id).values(**values))
             session.add(
-                Verdict(run_id=run_id, kind="review", decided_by=actor, decision=decision.value, reason=reason, at=now)
+                Verdict(
+                    run_id=run_id, kind=VerdictKind.REVIEW, decided_by=actor, decision=decision, reason=reason, at=now
+                )
             )
             session.add(
                 AuditEvent(
                     run_id=run_id,
                     at=now,
                     actor=actor,
-                    action=f"review_{decision.value}",
+                    action=decision.action,
                     from_status=before,
-                    to_status=after.value if after else before,
+                    to_status=after or before,
                     detail={"reason": reason} if reason else {},
                 )
             )
@@ -159,7 +153,7 @@ async def end_unresumable(db: Database, run_id: str, why: str) -> None:
         from_statuses=(RunStatus.RUNNING, RunStatus.APPROVED),
         answer=f"Approved, but not resumed: {why}.",
         actor="parley",
-        action="resume_refused",
+        action=AuditAction.RESUME_REFUSED,
         detail={"why": why},
     )
 
@@ -172,7 +166,7 @@ async def note_refusal(db: Database, run_id: str, actor: str, attempted: str, wh
                 run_id=run_id,
                 at=datetime.now(UTC),
                 actor=actor,
-                action="review_refused",
+                action=AuditAction.REVIEW_REFUSED,
                 detail={"attempted": attempted, "why": why},
             )
         )
@@ -186,7 +180,7 @@ async def claim_review_message(db: Database, escalation_id: int, channel: str) -
             .where(
                 EscalationRecord.id == escalation_id,
                 EscalationRecord.review_channel.is_(None),
-                EscalationRecord.status == "pending",
+                EscalationRecord.status == EscalationStatus.PENDING,
             )
             .values(review_channel=channel)
         )
@@ -218,7 +212,7 @@ async def pending_escalations(db: Database, *, limit: int = 50, offset: int = 0)
         rows = await session.execute(
             select(EscalationRecord, Run)
             .join(Run, Run.id == EscalationRecord.run_id)
-            .where(EscalationRecord.status == "pending")
+            .where(EscalationRecord.status == EscalationStatus.PENDING)
             .order_by(EscalationRecord.created_at, EscalationRecord.id)
             .limit(limit)
             .offset(offset)

@@ -19,7 +19,6 @@ from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncServerErrorRetryHandler,
 )
 from slack_sdk.web.async_client import AsyncWebClient
-from sqlalchemy.exc import SQLAlchemyError
 
 from agent import InvalidQuestion, exception_line
 from bot.jobs.scheduler import Jobs
@@ -31,7 +30,7 @@ from bot.slack.home import register_home
 from bot.slack.review import ReviewBoard, ReviewDesk
 from bot.slack.reviewers import Reviewers
 from bot.slack.workers import RunQueue
-from bot.store import Database, DatabaseUnavailable, check_reachable
+from bot.store import Database, StoreUnavailable, check_reachable
 from bot.store.conversations import SlackAsk, enqueue, thread_is_ours
 from bot.store.database import patiently
 from bot.wording import NOT_TAKEN_DATABASE_UNAVAILABLE
@@ -154,7 +153,7 @@ class SlackBot:
         if candidate.kind == "thread_reply":
             try:
                 ours = await thread_is_ours(self._db, ask.workspace_id, ask.channel_id, ask.thread_ts)
-            except (SQLAlchemyError, OSError) as exc:
+            except StoreUnavailable as exc:
                 # Nobody addressed Parley for certain: say nothing in a thread that may not be ours.
                 log.error("intake of a thread reply failed, the store is unavailable: %s", exception_line(exc))
                 return None
@@ -166,7 +165,7 @@ class SlackBot:
         except InvalidQuestion as exc:
             self._in_background(self.queue.tell(ask, f"I can't take this question: {exc}."))
             return None
-        except (SQLAlchemyError, OSError) as exc:
+        except StoreUnavailable as exc:
             log.error("intake failed, the store is unavailable: %s", exception_line(exc))
             self._in_background(self.queue.tell(ask, NOT_TAKEN_DATABASE_UNAVAILABLE))
             return None
@@ -199,7 +198,7 @@ class SlackBot:
         try:
             await check_reachable(self._db)
             report["database"] = "ok"
-        except DatabaseUnavailable as exc:
+        except StoreUnavailable as exc:
             report["database"] = f"unreachable: {exc}"
         report["llm"] = await _llm_reachability(self._llm_url)
         report["queue"] = f"{self.queue.busy} running, {self.queue.waiting} waiting"

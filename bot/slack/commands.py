@@ -37,13 +37,12 @@ from bot.slack.gateway import SlackFailure, slack_call
 from bot.slack.history import HistoryUnavailable, person, reading, run_entry, when
 from bot.slack.reviewers import Reviewers
 from bot.store.database import Database
+from bot.store.errors import AmbiguousRun, RunNotFound
 from bot.store.models import EscalationRecord, ToolCallRecord
 from bot.store.queries import (
     MIN_PREFIX,
-    AmbiguousRun,
     RunFilter,
     RunTrace,
-    UnknownRun,
     list_runs,
     load_trace,
     resolve_run_id,
@@ -176,9 +175,9 @@ class ParleyCommand:
                 # Anyone but a reviewer looks among their own runs only: another's run is as if it did not exist.
                 run_id = await resolve_run_id(self._db, wanted, asker=None if reviewer else user)
                 trace = await load_trace(self._db, run_id)
-            except UnknownRun:
+            except RunNotFound as missing:
                 refusal = NO_RUN if reviewer else NO_RUN_OF_YOURS
-                return [_notice(refusal.format(wanted=shown) + (TOO_SHORT if len(wanted) < MIN_PREFIX else ""))]
+                return [_notice(refusal.format(wanted=shown) + (TOO_SHORT if missing.too_short else ""))]
             except AmbiguousRun:
                 return [_notice(AMBIGUOUS.format(wanted=shown))]
         return run_messages(trace)

@@ -13,12 +13,11 @@ import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
-from sqlalchemy.exc import SQLAlchemyError
-
 from agent import RunStatus, exception_line, shorten
 from bot.age import age
 from bot.slack.blocks import RUN_ID_CHARS, escape, outcome_line, status_emoji
 from bot.slack.reviewers import Reviewers
+from bot.store import StoreUnavailable
 from bot.store.models import EscalationRecord, Run
 from bot.store.stored_run import StoredRun
 from bot.wording import NO_HISTORY_DATABASE_UNAVAILABLE
@@ -53,10 +52,10 @@ async def reading(budget_s: float = READ_BUDGET_S) -> AsyncIterator[None]:
     try:
         async with asyncio.timeout(budget_s):
             yield
-    except TimeoutError:  # before OSError, of which it is a subclass
+    except TimeoutError:
         log.warning("reading the history took longer than %.1f s (the store or Slack is slow)", budget_s)
         raise HistoryUnavailable(STORE_SLOW) from None
-    except (SQLAlchemyError, OSError) as exc:
+    except StoreUnavailable as exc:
         log.error("reading the history failed, the store is unavailable: %s", exception_line(exc))
         raise HistoryUnavailable(NO_HISTORY_DATABASE_UNAVAILABLE) from None
 

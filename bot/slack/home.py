@@ -18,13 +18,13 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import select, tuple_
 
-from agent import ConfigError
 from bot.review.service import pending_escalations
 from bot.slack.blocks import contexts, header, section
 from bot.slack.gateway import SlackFailure, slack_call
 from bot.slack.history import ENDED, HistoryUnavailable, escalation_entry, reading, run_entry
 from bot.slack.reviewers import Reviewers
 from bot.store.database import Database
+from bot.store.errors import BadCursor
 from bot.store.models import EscalationRecord, Run
 from bot.store.queries import RunFilter, decode_cursor, encode_cursor, list_runs
 from bot.store.stored_run import STORED_COLUMNS, StoredRun, escalated_run, stored_run
@@ -183,7 +183,7 @@ async def runs_window(db: Database, filters: RunFilter, position: str) -> Window
             if page.runs:
                 after = _OLDER + page.next_cursor if page.next_cursor else None
                 return Window(_stored(page.runs), _NEWER + encode_cursor(page.runs[0]), after)
-    except ConfigError:
+    except BadCursor:
         log.info("a Home page position is not a cursor; showing the newest page")
     return await _newest_window(db, filters)
 

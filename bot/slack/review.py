@@ -17,7 +17,6 @@ from agent import RunResult
 from bot.age import age
 from bot.review.config import ReviewConfig
 from bot.review.service import (
-    Decision,
     Settled,
     claim_review_message,
     release_review_message,
@@ -49,7 +48,7 @@ from bot.slack.review_blocks import (
 )
 from bot.slack.reviewers import Reviewers
 from bot.slack.workers import RunQueue
-from bot.store import Database
+from bot.store import Database, Decision, EscalationKind, EscalationStatus
 from bot.store.conversations import SlackAsk
 from bot.store.models import EscalationRecord, Run
 from bot.store.stored_run import escalated_run
@@ -93,7 +92,7 @@ class ReviewBoard:
 
     async def escalated(self, esc: EscalationRecord, run: Run) -> None:
         """Post the run's pending escalation in the reviewer channel, once across replicas (claimed first)."""
-        if esc.status != "pending" or esc.review_channel:
+        if esc.status != EscalationStatus.PENDING or esc.review_channel:
             return
         if not self.channel:
             log.warning("run %s waits for review, but no reviewer channel is set (PARLEY_REVIEW_CHANNEL)", run.id)
@@ -115,16 +114,16 @@ class ReviewBoard:
 
     async def decided(self, esc: EscalationRecord, run: Run) -> None:
         """The decision taken on the run's escalation, shown: reviewer message updated, the thread told."""
-        if esc.status == "pending":
+        if esc.status == EscalationStatus.PENDING:
             return
         await self.show_decided(esc, run)
-        if esc.kind == "held_action":
+        if esc.kind == EscalationKind.HELD_ACTION:
             await self.settle_held_notice(esc, run)  # first: what follows below then reads as its sequel
-        if esc.status == "approved" and esc.final_answer is not None:
+        if esc.status == EscalationStatus.APPROVED and esc.final_answer is not None:
             await self.tell_thread(run, reviewed_answer(esc.final_answer, esc.decided_by or "?", run.id))
-        elif esc.status == "rejected":
+        elif esc.status == EscalationStatus.REJECTED:
             await self.tell_thread(run, rejection(esc.decision_reason or "", esc.decided_by or "?", run.id))
-        elif esc.status == "expired":
+        elif esc.status == EscalationStatus.EXPIRED:
             await self.tell_thread(run, expiry(self._config.expire_after_hours, run.id))
 
     async def resumed(self, run: Run, result: RunResult) -> None:
@@ -226,7 +225,7 @@ class ReviewDesk:
         if found is None:
             return
         esc, run = found
-        if esc.kind == "held_action":
+        if esc.kind == EscalationKind.HELD_ACTION:
             actor = actor_of(_clicker(body))
             decided = await self._runs.decide(run.id, Decision.APPROVED, actor=actor)
             if await self._won(decided, body):
@@ -263,7 +262,7 @@ class ReviewDesk:
             await self._runs.note_refusal(run.id, actor_of(user), attempted, refusal)
             await self._ephemeral(body, refusal)
             return None
-        if esc.status != "pending":
+        if esc.status != EscalationStatus.PENDING:
             await self._ephemeral(body, f"Already decided: {decision_line(esc)}")
             return None
         return esc, run

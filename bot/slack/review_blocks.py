@@ -14,6 +14,7 @@ from bot.slack.blocks import SlackMessage, contexts, escape, footnote, header, h
 from bot.slack.history import person
 from bot.store.models import EscalationRecord
 from bot.store.stored_run import StoredRun
+from bot.store.vocabulary import EscalationStatus
 
 APPROVE = "parley_review_approve"
 REJECT = "parley_review_reject"
@@ -38,12 +39,12 @@ REVIEW_TITLE = {
     OutcomeKind.REFUSED: "⛔ A policy refused this request",
     OutcomeKind.ESCALATED: "🧯 Parley could not finish this on its own",
 }
-HELD_STATUS = {"approved": "▶️", "rejected": "⛔", "expired": "⌛"}
+HELD_STATUS = {EscalationStatus.APPROVED: "▶️", EscalationStatus.REJECTED: "⛔", EscalationStatus.EXPIRED: "⌛"}
 DECIDED = {
-    "approved": "✅ Approved by {who} at {at}",
-    "rejected": "⛔ Rejected by {who} at {at}: {reason}",
-    "expired": "⌛ Expired at {at}: {reason}",
-    "retried": "🔁 Run again by {who} at {at}",
+    EscalationStatus.APPROVED: "✅ Approved by {who} at {at}",
+    EscalationStatus.REJECTED: "⛔ Rejected by {who} at {at}: {reason}",
+    EscalationStatus.EXPIRED: "⌛ Expired at {at}: {reason}",
+    EscalationStatus.RETRIED: "🔁 Run again by {who} at {at}",
 }
 
 
@@ -107,7 +108,7 @@ def held_decided(esc: EscalationRecord, run_id: str) -> SlackMessage:
     """The asker's held notice once people decided: approved (it runs now, the answer follows below), or
     rejected / expired (nothing held was done)."""
     held = "\n".join(f"• {escape(held_call_text(c['tool'], c['arguments']))}" for c in esc.held_calls)
-    approved = esc.status == "approved"
+    approved = esc.status == EscalationStatus.APPROVED
     blocks = [
         header("▶️ Held action, approved" if approved else "⏸️ Held action, not done"),
         *sections(f"*Why it was held*\n{escape(esc.message or esc.reason)}"),

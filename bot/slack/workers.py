@@ -18,7 +18,7 @@ from bot.runs import NotResumed, RunService
 from bot.slack.blocks import SlackMessage, answer_messages, failure_message, progress_blocks, queued_message
 from bot.slack.progress import SlackProgress
 from bot.slack.reply import DEFAULT_MIN_INTERVAL_S, ThreadReply
-from bot.store import Database, RunOrigin
+from bot.store import Database, RunOrigin, RunSource
 from bot.store.conversations import SlackAsk, load_run, set_reply_ts, thread_history
 from bot.store.database import patiently
 from bot.wording import DATABASE_UNAVAILABLE, NOT_STARTED_DATABASE_UNAVAILABLE
@@ -150,13 +150,13 @@ class RunQueue:
             await self._end_unstarted(job.run_id)
             self._deliver(job, [failure_message(DATABASE_UNAVAILABLE, job.run_id)])
             return
-        if job.resume_by is None and run is not None and run.status != RunStatus.QUEUED.value:
+        if job.resume_by is None and run is not None and run.status != RunStatus.QUEUED:
             # Ended while it waited (stale-run recovery after a long backlog, another replica): its thread
             # was told then; starting it now would overwrite that honest ending.
             log.warning("run %s is %s, not queued any more: not started", job.run_id, run.status)
             return
         ask = job.ask
-        origin = RunOrigin("slack", ask.asker, ask.workspace_id, ask.channel_id, ask.thread_ts)
+        origin = RunOrigin(RunSource.SLACK, ask.asker, ask.workspace_id, ask.channel_id, ask.thread_ts)
         progress = SlackProgress(job.reply, ask.question)
         try:
             if job.resume_by is not None:

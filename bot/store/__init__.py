@@ -1,15 +1,45 @@
 """The store: every run, step, verdict and termination, in PostgreSQL (SQLite embedded)."""
 
-from bot.store.database import Database, DatabaseUnavailable, SchemaOutOfDate, check_reachable, connect, mask
+from bot.store.database import Database, check_reachable, connect, mask
+from bot.store.errors import (
+    AmbiguousRun,
+    BadCursor,
+    RunNotFound,
+    SchemaOutOfDate,
+    StoreBusy,
+    StoreError,
+    StoreUnavailable,
+)
 from bot.store.migrate import ensure_current
 from bot.store.recorder import RunOrigin, StoreRecorder
+from bot.store.vocabulary import (
+    AuditAction,
+    Decision,
+    EscalationKind,
+    EscalationStatus,
+    RunSource,
+    VerdictKind,
+    VerdictStage,
+)
 
 __all__ = [
+    "AmbiguousRun",
+    "AuditAction",
+    "BadCursor",
     "Database",
-    "DatabaseUnavailable",
+    "Decision",
+    "EscalationKind",
+    "EscalationStatus",
+    "RunNotFound",
     "RunOrigin",
+    "RunSource",
     "SchemaOutOfDate",
+    "StoreBusy",
+    "StoreError",
     "StoreRecorder",
+    "StoreUnavailable",
+    "VerdictKind",
+    "VerdictStage",
     "check_reachable",
     "connect",
     "ensure_current",

@@ -13,6 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from agent import Exchange, RunStatus, TerminationReason
 from bot.store.database import Database
 from bot.store.models import AuditEvent, Run
+from bot.store.vocabulary import AuditAction, RunSource
 
 # Earlier exchanges given to a follow-up: enough for context, bounded so a long thread stays cheap.
 MAX_HISTORY = 5
@@ -39,7 +40,7 @@ async def enqueue(db: Database, ask: SlackAsk) -> str | None:
             db,
             actor=f"slack:{ask.asker}",
             detail={"channel": ask.channel_id, "message": ask.trigger_ts},
-            source="slack",
+            source=RunSource.SLACK,
             workspace_id=ask.workspace_id,
             channel_id=ask.channel_id,
             thread_ts=ask.thread_ts,
@@ -73,15 +74,15 @@ async def _queue(db: Database, *, actor: str, detail: dict[str, Any], **run: Any
     run_id = uuid.uuid4().hex
     now = datetime.now(UTC)
     async with db.sessions() as session, session.begin():
-        session.add(Run(id=run_id, status=RunStatus.QUEUED.value, created_at=now, **run))
+        session.add(Run(id=run_id, status=RunStatus.QUEUED, created_at=now, **run))
         await session.flush()  # the run row first: the audit event refers to it
         session.add(
             AuditEvent(
                 run_id=run_id,
                 at=now,
                 actor=actor,
-                action="run_queued",
-                to_status=RunStatus.QUEUED.value,
+                action=AuditAction.RUN_QUEUED,
+                to_status=RunStatus.QUEUED,
                 detail=detail,
             )
         )
@@ -110,7 +111,7 @@ async def thread_history(db: Database, run: Run, *, limit: int = MAX_HISTORY) ->
                     Run.channel_id == run.channel_id,
                     Run.thread_ts == run.thread_ts,
                     Run.created_at < run.created_at,
-                    Run.status.in_([s.value for s in FINISHED]),
+                    Run.status.in_(FINISHED),
                 )
                 .order_by(Run.created_at.desc())
                 .limit(limit)
@@ -127,7 +128,7 @@ async def cancel_queued(db: Database, run_id: str, message: str) -> bool:
         from_statuses=(RunStatus.QUEUED,),
         answer=message,
         actor="parley",
-        action="run_cancelled",
+        action=AuditAction.RUN_CANCELLED,
         detail={"reason": "stopped before the run started"},
     )
     return ended is not None
@@ -140,7 +141,7 @@ async def cancel_run(
     from_statuses: tuple[RunStatus, ...],
     answer: str,
     actor: str,
-    action: str,
+    action: AuditAction,
     detail: dict[str, Any],
     values: dict[str, Any] | None = None,
     now: datetime | None = None,
@@ -156,10 +157,10 @@ async def cancel_run(
         before = await session.scalar(select(Run.status).where(Run.id == run_id))
         ended = await session.execute(
             update(Run)
-            .where(Run.id == run_id, Run.status.in_([s.value for s in from_statuses]))
+            .where(Run.id == run_id, Run.status.in_(from_statuses))
             .values(
-                status=reason.status.value,
-                termination_reason=reason.value,
+                status=reason.status,
+                termination_reason=reason,
                 answer=answer,
                 finished_at=now,
                 **(values or {}),
@@ -175,7 +176,7 @@ async def cancel_run(
                 actor=actor,
                 action=action,
                 from_status=before,
-                to_status=reason.status.value,
+                to_status=reason.status,
                 detail=detail,
             )
         )

@@ -1,22 +1,29 @@
-"""Database: the URL people write → an async engine with the right driver, reachable and up to date."""
+"""Database: the URL people write → an async engine with the right driver, reachable and up to date.
+
+Every way into the database goes through here — `db.sessions()`, `db.connection()`, `db.transaction()` —
+and each leaves a database outage as `StoreUnavailable` (`bot.store.errors`), never as SQLAlchemy's,
+asyncpg's or the socket's own exception.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
 from typing import TypeVar
 
 import platformdirs
 from sqlalchemy import event
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
-from sqlalchemy.exc import TimeoutError as PoolTimeout
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+from sqlalchemy.exc import ArgumentError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
-from agent import ConfigError, exception_line
+from agent import ConfigError
+from bot.store.errors import StoreBusy, as_unavailable, translated
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -26,14 +33,6 @@ MAX_OVERFLOW = 10
 # Every pooled connection busy (a burst) is waiting, not an outage: how long before it counts as one.
 BUSY_PATIENCE_S = 60.0
 DRIVERS = {"postgresql": "postgresql+asyncpg", "postgres": "postgresql+asyncpg", "sqlite": "sqlite+aiosqlite"}
-
-
-class DatabaseUnavailable(Exception):
-    """The database cannot be reached; the message names the URL with its password masked."""
-
-
-class SchemaOutOfDate(Exception):
-    """The schema is not at the newest migration; the message names the command to run."""
 
 
 def default_url() -> str:
@@ -66,13 +65,34 @@ def mask(url: str | URL) -> str:
     return parsed.render_as_string(hide_password=True)
 
 
+class StoreSession(AsyncSession):
+    """The store's ORM session: `async with db.sessions() as session:` leaves a database outage (in the block,
+    at its commit, or at its close) as `StoreUnavailable`; anything else (a refused constraint, a bug) as it was.
+    """
+
+    async def __aexit__(
+        self, type_: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        where = mask(self.bind.url)
+        try:
+            await super().__aexit__(type_, value, traceback)
+        except Exception as closing:
+            if value is None:  # else the block's own failure is the one to report
+                mapped = as_unavailable(closing, where)
+                if mapped is None:
+                    raise
+                raise mapped from closing
+        if isinstance(value, Exception) and (mapped := as_unavailable(value, where)) is not None:
+            raise mapped from value
+
+
 @dataclass
 class Database:
     """One async engine and its session factory, for the life of the process."""
 
     url: URL
     engine: AsyncEngine
-    sessions: async_sessionmaker
+    sessions: async_sessionmaker[StoreSession]
 
     @property
     def is_sqlite(self) -> bool:
@@ -81,6 +101,18 @@ class Database:
     @property
     def shown_url(self) -> str:
         return mask(self.url)
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[AsyncConnection]:
+        """A Core connection (no transaction begun), its outages mapped like a session's."""
+        async with translated(self.shown_url), self.engine.connect() as conn:
+            yield conn
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[AsyncConnection]:
+        """A Core connection in a transaction, committed at the end; its outages mapped like a session's."""
+        async with translated(self.shown_url), self.engine.begin() as conn:
+            yield conn
 
     async def aclose(self) -> None:
         await self.engine.dispose()
@@ -101,34 +133,29 @@ def connect(raw_url: str | None = None, *, pool_size: int = 10, pool_timeout_s: 
     engine = create_async_engine(url, **options)
     if url.get_backend_name() == "sqlite":
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
-    return Database(url, engine, async_sessionmaker(engine, expire_on_commit=False))
+    return Database(url, engine, async_sessionmaker(engine, class_=StoreSession, expire_on_commit=False))
 
 
 async def patiently(work: Callable[[], Awaitable[T]], *, patience_s: float = BUSY_PATIENCE_S) -> T:
     """`work()`, tried again while the pool has no free connection (each try waits the pool timeout).
 
-    A database that cannot be reached fails at once, as before; only a busy pool is waited for, up to
-    `patience_s`, after which its TimeoutError is raised like any other failure.
+    A database that cannot be reached fails at once (`StoreUnavailable`); only a busy pool (`StoreBusy`) is
+    waited for, up to `patience_s`, after which its `StoreBusy` is raised like any other outage.
     """
     deadline = asyncio.get_running_loop().time() + patience_s
     while True:
         try:
             return await work()
-        except PoolTimeout:
+        except StoreBusy:
             if asyncio.get_running_loop().time() >= deadline:
                 raise
             log.info("waiting for a database connection (every pooled connection is busy)")
 
 
 async def check_reachable(db: Database) -> None:
-    """One round trip, bounded in time; DatabaseUnavailable with a one-line reason otherwise."""
-    try:
-        async with asyncio.timeout(CONNECT_TIMEOUT_S * 2):
-            async with db.engine.connect() as conn:
-                await conn.exec_driver_sql("SELECT 1")
-    except (TimeoutError, SQLAlchemyError, OSError) as exc:
-        reason = exception_line(getattr(exc, "orig", None) or exc, 200)
-        raise DatabaseUnavailable(f"cannot reach the database at {db.shown_url}: {reason}") from None
+    """One round trip, bounded in time; `StoreUnavailable` with a one-line reason otherwise."""
+    async with translated(db.shown_url), asyncio.timeout(CONNECT_TIMEOUT_S * 2), db.connection() as conn:
+        await conn.exec_driver_sql("SELECT 1")
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:

@@ -10,7 +10,8 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection
 
-from bot.store.database import Database, SchemaOutOfDate
+from bot.store.database import Database
+from bot.store.errors import SchemaOutOfDate
 
 UPGRADE_HINT = "run `parley db upgrade`"
 
@@ -39,17 +40,17 @@ def head_revision() -> str:
 
 
 async def upgrade(db: Database, revision: str = "head") -> None:
-    async with db.engine.begin() as conn:
+    async with db.transaction() as conn:
         await conn.run_sync(lambda sync: command.upgrade(alembic_config(sync), revision))
 
 
 async def downgrade(db: Database, revision: str) -> None:
-    async with db.engine.begin() as conn:
+    async with db.transaction() as conn:
         await conn.run_sync(lambda sync: command.downgrade(alembic_config(sync), revision))
 
 
 async def current_revision(db: Database) -> str | None:
-    async with db.engine.connect() as conn:
+    async with db.connection() as conn:
         return await conn.run_sync(lambda sync: MigrationContext.configure(sync).get_current_revision())
 
 

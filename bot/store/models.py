@@ -2,11 +2,15 @@
 
 Constraints live in the database (foreign keys, unique keys, check constraints on every closed
 vocabulary), not only here. The audit log is append-only: triggers refuse UPDATE and DELETE.
+
+A closed vocabulary is a `StrEnum` column (`vocabulary`): rows read back as enum members, written as their
+values, and the database's CHECK refuses anything else, whichever client writes.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any, ClassVar
 
 from sqlalchemy import (
@@ -15,6 +19,7 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     DateTime,
+    Enum,
     ForeignKey,
     Index,
     Integer,
@@ -31,7 +36,16 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
-from agent import RunStatus, TerminationReason
+from agent import DecisionKind, RunStatus, TerminationReason
+from bot.store.vocabulary import (
+    AuditAction,
+    Decision,
+    EscalationKind,
+    EscalationStatus,
+    RunSource,
+    VerdictKind,
+    VerdictStage,
+)
 
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -41,16 +55,23 @@ NAMING = {
     "pk": "pk_%(table_name)s",
 }
 
-SOURCES = ("cli", "slack")
-VERDICT_KINDS = ("critique", "done_tick", "final_rejected", "plan", "review")
-ESCALATION_STATUSES = ("pending", "approved", "rejected", "expired", "retried")
-ESCALATION_KINDS = ("held_action", "policy", "exhausted")
-ERROR_LEVELS = ("L0", "L1", "L2", "L3", "L4")
-VERDICT_STAGES = ("in_step", "closing", "done", "critique", "grounding", "output")
-STATUSES = tuple(s.value for s in RunStatus)
+ERROR_LEVELS = ("L0", "L1", "L2", "L3", "L4")  # the engine's ErrorLevel names (an IntEnum: kept as text)
 
 
-def _one_of(column: str, values: tuple[str, ...] | list[str], *, nullable: bool = False) -> str:
+def vocabulary(values: type[StrEnum], column: str, length: int) -> Enum:
+    """A column holding one of `values`: VARCHAR(`length`) with the enum's values as they are, and a CHECK
+    constraint named after the column (`ck_<table>_<column>`) that refuses any other string."""
+    return Enum(
+        values,
+        name=column,
+        native_enum=False,
+        create_constraint=True,
+        length=length,
+        values_callable=lambda members: [member.value for member in members],
+    )
+
+
+def _one_of(column: str, values: tuple[str, ...], *, nullable: bool = False) -> str:
     listed = ", ".join(f"'{v}'" for v in values)
     clause = f"{column} IN ({listed})"
     return f"{column} IS NULL OR {clause}" if nullable else clause
@@ -91,7 +112,7 @@ class Run(Base):
     __tablename__ = "runs"
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    source: Mapped[str] = mapped_column(String(16))
+    source: Mapped[RunSource] = mapped_column(vocabulary(RunSource, "source", 16))
     workspace_id: Mapped[str | None] = mapped_column(String(32))
     channel_id: Mapped[str | None] = mapped_column(String(32))
     thread_ts: Mapped[str | None] = mapped_column(String(32))  # the conversation: a Slack thread's root
@@ -99,8 +120,10 @@ class Run(Base):
     reply_ts: Mapped[str | None] = mapped_column(String(32))  # Parley's message in the thread, updated live
     asker: Mapped[str] = mapped_column(String(128))
     question: Mapped[str] = mapped_column(Text)
-    status: Mapped[str] = mapped_column(String(24))
-    termination_reason: Mapped[str | None] = mapped_column(String(32))
+    status: Mapped[RunStatus] = mapped_column(vocabulary(RunStatus, "status", 24))
+    termination_reason: Mapped[TerminationReason | None] = mapped_column(
+        vocabulary(TerminationReason, "termination_reason", 32)
+    )
     answer: Mapped[str | None] = mapped_column(Text)
     citations: Mapped[list[Any]] = mapped_column(default=list)
     completed: Mapped[list[Any]] = mapped_column(default=list)
@@ -130,12 +153,6 @@ class Run(Base):
     duration_ms: Mapped[int | None]
 
     __table_args__ = (
-        CheckConstraint(_one_of("source", SOURCES), name="source"),
-        CheckConstraint(_one_of("status", STATUSES), name="status"),
-        CheckConstraint(
-            _one_of("termination_reason", [r.value for r in TerminationReason], nullable=True),
-            name="termination_reason",
-        ),
         CheckConstraint(
             "steps >= 0 AND llm_calls >= 0 AND tool_calls >= 0 AND retries >= 0 AND llm_retries >= 0", name="counters"
         ),
@@ -155,7 +172,7 @@ class Step(Base):
     id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
     step: Mapped[int]
-    decision: Mapped[str] = mapped_column(String(16))
+    decision: Mapped[DecisionKind] = mapped_column(vocabulary(DecisionKind, "decision", 16))
     thought: Mapped[str] = mapped_column(Text, default="")
     text: Mapped[str] = mapped_column(Text, default="")
     requested_calls: Mapped[list[Any]] = mapped_column(default=list)
@@ -166,7 +183,6 @@ class Step(Base):
 
     __table_args__ = (
         UniqueConstraint("run_id", "step"),
-        CheckConstraint(_one_of("decision", ["tool_calls", "final", "give_up", "invalid"]), name="decision"),
         CheckConstraint("step >= 1", name="step_positive"),
     )
 
@@ -211,8 +227,8 @@ class Verdict(Base):
     id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
     step: Mapped[int | None]
-    kind: Mapped[str] = mapped_column(String(16))
-    stage: Mapped[str | None] = mapped_column(String(16))
+    kind: Mapped[VerdictKind] = mapped_column(vocabulary(VerdictKind, "kind", 16))
+    stage: Mapped[VerdictStage | None] = mapped_column(vocabulary(VerdictStage, "stage", 16))
     satisfied: Mapped[bool | None] = mapped_column(Boolean)
     gaps: Mapped[list[Any]] = mapped_column(default=list)
     next_action: Mapped[str | None] = mapped_column(String(32))
@@ -221,15 +237,11 @@ class Verdict(Base):
     item: Mapped[str | None] = mapped_column(Text)
     tool_call_id: Mapped[str | None] = mapped_column(String(128))
     decided_by: Mapped[str | None] = mapped_column(String(128))
-    decision: Mapped[str | None] = mapped_column(String(16))
+    decision: Mapped[Decision | None] = mapped_column(vocabulary(Decision, "decision", 16))
     reason: Mapped[str | None] = mapped_column(Text)
     at: Mapped[datetime]
 
-    __table_args__ = (
-        CheckConstraint(_one_of("kind", VERDICT_KINDS), name="kind"),
-        CheckConstraint(_one_of("stage", VERDICT_STAGES, nullable=True), name="stage"),
-        Index("ix_verdicts_run", "run_id", "id"),
-    )
+    __table_args__ = (Index("ix_verdicts_run", "run_id", "id"),)
 
 
 class EscalationRecord(Base):
@@ -243,10 +255,12 @@ class EscalationRecord(Base):
 
     id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
-    kind: Mapped[str] = mapped_column(String(16), default="policy")
+    kind: Mapped[EscalationKind] = mapped_column(vocabulary(EscalationKind, "kind", 16), default=EscalationKind.POLICY)
     reason: Mapped[str] = mapped_column(String(64))
     level: Mapped[str] = mapped_column(String(2))
-    status: Mapped[str] = mapped_column(String(16), default="pending")
+    status: Mapped[EscalationStatus] = mapped_column(
+        vocabulary(EscalationStatus, "status", 16), default=EscalationStatus.PENDING
+    )
     message: Mapped[str] = mapped_column(Text, default="")
     tool: Mapped[str | None] = mapped_column(String(128))
     arguments: Mapped[dict[str, Any] | None] = mapped_column(Json)
@@ -263,18 +277,16 @@ class EscalationRecord(Base):
     final_answer: Mapped[str | None] = mapped_column(Text)  # a reviewer's (edited) answer
 
     __table_args__ = (
-        CheckConstraint(_one_of("status", ESCALATION_STATUSES), name="status"),
-        CheckConstraint(_one_of("kind", ESCALATION_KINDS), name="kind"),
         CheckConstraint(_one_of("level", ERROR_LEVELS), name="level"),
-        CheckConstraint("status = 'pending' OR decided_at IS NOT NULL", name="decided_has_time"),
+        CheckConstraint(f"status = '{EscalationStatus.PENDING}' OR decided_at IS NOT NULL", name="decided_has_time"),
         Index("ix_escalations_status_created", "status", "created_at"),
         Index("ix_escalations_run", "run_id"),
         Index(
             "uq_escalations_pending_run",
             "run_id",
             unique=True,
-            postgresql_where=sql("status = 'pending'"),
-            sqlite_where=sql("status = 'pending'"),
+            postgresql_where=sql(f"status = '{EscalationStatus.PENDING}'"),
+            sqlite_where=sql(f"status = '{EscalationStatus.PENDING}'"),
         ),
     )
 
@@ -302,13 +314,9 @@ class AuditEvent(Base):
     run_id: Mapped[str | None] = mapped_column(ForeignKey("runs.id", ondelete="RESTRICT"))
     at: Mapped[datetime]
     actor: Mapped[str] = mapped_column(String(128))
-    action: Mapped[str] = mapped_column(String(64))
-    from_status: Mapped[str | None] = mapped_column(String(24))
-    to_status: Mapped[str | None] = mapped_column(String(24))
+    action: Mapped[AuditAction] = mapped_column(vocabulary(AuditAction, "action", 64))
+    from_status: Mapped[RunStatus | None] = mapped_column(vocabulary(RunStatus, "from_status", 24))
+    to_status: Mapped[RunStatus | None] = mapped_column(vocabulary(RunStatus, "to_status", 24))
     detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
 
-    __table_args__ = (
-        CheckConstraint(_one_of("from_status", STATUSES, nullable=True), name="from_status"),
-        CheckConstraint(_one_of("to_status", STATUSES, nullable=True), name="to_status"),
-        Index("ix_audit_events_run_at", "run_id", "at"),
-    )
+    __table_args__ = (Index("ix_audit_events_run_at", "run_id", "at"),)

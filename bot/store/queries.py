@@ -11,8 +11,8 @@ from typing import Any
 
 from sqlalchemy import Select, select, tuple_, union_all
 
-from agent import ConfigError
 from bot.store.database import Database
+from bot.store.errors import AmbiguousRun, BadCursor, RunNotFound
 from bot.store.models import AuditEvent, EscalationRecord, Run, Step, ToolCallRecord, Verdict
 from bot.store.stored_run import StoredRun, stored_run
 
@@ -61,12 +61,13 @@ def encode_cursor(run: Run) -> str:
 
 
 def decode_cursor(cursor: str) -> tuple[datetime, str]:
+    """The (created_at, id) a cursor of `encode_cursor` stands for; `BadCursor` for anything else."""
     try:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         stamp, run_id = text.split("|", 1)
         return datetime.fromisoformat(stamp), run_id
     except (ValueError, UnicodeDecodeError):
-        raise ConfigError(f"--cursor {cursor!r} is not a cursor printed by `parley runs list`") from None
+        raise BadCursor(cursor) from None
 
 
 def list_statement(
@@ -152,18 +153,11 @@ class RunTrace:
         return stored_run(self.run)
 
 
-class UnknownRun(ConfigError):
-    """No run has this id, or starts with this prefix."""
-
-
-class AmbiguousRun(ConfigError):
-    """The prefix starts more than one run's id."""
-
-
 async def resolve_run_id(db: Database, wanted: str, *, asker: str | None = None) -> str:
     """A whole run id, or a unique prefix of one (at least six characters), like git.
 
     With `asker`, only that person's runs are searched: anyone else's run is unknown, as if it did not exist.
+    `RunNotFound` or `AmbiguousRun` when `wanted` names no run or several.
     """
     wanted = wanted.strip()
     async with db.sessions() as session:
@@ -171,7 +165,7 @@ async def resolve_run_id(db: Database, wanted: str, *, asker: str | None = None)
         if whole is not None and asker in (None, whole.asker):
             return wanted
         if len(wanted) < MIN_PREFIX:
-            raise UnknownRun(f"no run {wanted!r} (give the whole id or at least {MIN_PREFIX} characters)")
+            raise RunNotFound(wanted, too_short=True, min_prefix=MIN_PREFIX)
         # A range, not LIKE: the primary key serves it under any collation, and `%` or `_` mean themselves.
         after = wanted[:-1] + chr(ord(wanted[-1]) + 1)
         in_range = (Run.id >= wanted) & (Run.id < after)
@@ -179,9 +173,9 @@ async def resolve_run_id(db: Database, wanted: str, *, asker: str | None = None)
             in_range &= Run.asker == asker
         found = list((await session.scalars(select(Run.id).where(in_range).limit(2))).all())
     if not found:
-        raise UnknownRun(f"no run {wanted!r}")
+        raise RunNotFound(wanted)
     if len(found) > 1:
-        raise AmbiguousRun(f"{wanted!r} names more than one run; give more characters")
+        raise AmbiguousRun(wanted)
     return found[0]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -32,6 +32,7 @@ from agent import (
 )
 from bot.store.database import Database
 from bot.store.models import AuditEvent, EscalationRecord, Run, Step, ToolCallRecord, Verdict
+from bot.store.vocabulary import AuditAction, EscalationKind, RunSource, VerdictKind, VerdictStage
 
 DEFAULT_RAW_CAP_BYTES = 256 * 1024
 DEFAULT_WRITE_TIMEOUT_S = 5.0
@@ -42,7 +43,7 @@ ENGINE_ACTOR = "engine"
 class RunOrigin:
     """Where a run came from: the CLI user, or a Slack workspace, channel, thread and asker."""
 
-    source: Literal["cli", "slack"]
+    source: RunSource
     asker: str
     workspace_id: str | None = None
     channel_id: str | None = None
@@ -137,7 +138,11 @@ class StoreRecorder:
                 await session.execute(update(Run).where(Run.id == event.run_id).values(done_plan=storable(plan)))
                 session.add(
                     Verdict(
-                        run_id=event.run_id, kind="plan", source=event.source, reason=event.note or None, at=event.at
+                        run_id=event.run_id,
+                        kind=VerdictKind.PLAN,
+                        source=event.source,
+                        reason=event.note or None,
+                        at=event.at,
                     )
                 )
             case StepDecided():
@@ -183,8 +188,8 @@ class StoreRecorder:
                     Verdict(
                         run_id=event.run_id,
                         step=event.step,
-                        kind="critique",
-                        stage=event.stage,
+                        kind=VerdictKind.CRITIQUE,
+                        stage=VerdictStage(event.stage),
                         satisfied=event.satisfied,
                         gaps=storable(event.gaps),
                         next_action=event.next_action,
@@ -198,7 +203,7 @@ class StoreRecorder:
                     Verdict(
                         run_id=event.run_id,
                         step=event.step,
-                        kind="done_tick",
+                        kind=VerdictKind.DONE_TICK,
                         satisfied=True,
                         item=storable(event.item),
                         tool_call_id=event.tool_call_id,
@@ -210,8 +215,8 @@ class StoreRecorder:
                     Verdict(
                         run_id=event.run_id,
                         step=event.step,
-                        kind="final_rejected",
-                        stage=event.by,
+                        kind=VerdictKind.FINAL_REJECTED,
+                        stage=VerdictStage(event.by),
                         satisfied=False,
                         gaps=storable(event.gaps),
                         reason=storable(event.draft),
@@ -227,16 +232,16 @@ class StoreRecorder:
             case RunResumed():
                 previous = await session.scalar(select(Run.status).where(Run.id == event.run_id))
                 await session.execute(
-                    update(Run).where(Run.id == event.run_id).values(status=RunStatus.RUNNING.value, finished_at=None)
+                    update(Run).where(Run.id == event.run_id).values(status=RunStatus.RUNNING, finished_at=None)
                 )
                 session.add(
                     AuditEvent(
                         run_id=event.run_id,
                         at=event.at,
                         actor=ENGINE_ACTOR,
-                        action="run_resumed",
+                        action=AuditAction.RUN_RESUMED,
                         from_status=previous,
-                        to_status=RunStatus.RUNNING.value,
+                        to_status=RunStatus.RUNNING,
                         detail={
                             "approved_by": event.approved_by,
                             "held": storable([call.model_dump(mode="json") for call in event.held]),
@@ -262,7 +267,7 @@ class StoreRecorder:
                 created_at=event.at,
             )
             session.add(run)
-        run.status = RunStatus.RUNNING.value
+        run.status = RunStatus.RUNNING
         run.started_at = event.at
         run.brain = event.brain
         run.replayed = event.replayed
@@ -274,9 +279,9 @@ class StoreRecorder:
                 run_id=event.run_id,
                 at=event.at,
                 actor=ENGINE_ACTOR,
-                action="run_started",
+                action=AuditAction.RUN_STARTED,
                 from_status=previous,
-                to_status=RunStatus.RUNNING.value,
+                to_status=RunStatus.RUNNING,
                 detail={"tools": event.tools, "brain": event.brain},
             )
         )
@@ -288,8 +293,8 @@ class StoreRecorder:
             update(Run)
             .where(Run.id == result.run_id)
             .values(
-                status=result.status.value,
-                termination_reason=result.termination_reason.value,
+                status=result.status,
+                termination_reason=result.termination_reason,
                 answer=storable(result.answer),
                 citations=storable([c.model_dump() for c in result.citations]),
                 completed=storable(result.completed),
@@ -314,7 +319,7 @@ class StoreRecorder:
             session.add(
                 EscalationRecord(
                     run_id=result.run_id,
-                    kind=esc.kind,
+                    kind=EscalationKind(esc.kind),
                     reason=esc.reason,
                     level=esc.level.name,
                     message=storable(esc.message),
@@ -331,9 +336,9 @@ class StoreRecorder:
                 run_id=result.run_id,
                 at=event.at,
                 actor=ENGINE_ACTOR,
-                action="run_finished",
+                action=AuditAction.RUN_FINISHED,
                 from_status=previous,
-                to_status=result.status.value,
+                to_status=result.status,
                 detail={"termination_reason": result.termination_reason.value},
             )
         )

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from tests.bot.history.parley_cli import ParleyCli, ok, one_line_error
+from tests.bot.history.stores import Store
 
-HEAD = "0003"
+HEAD = "0004"
 
 
 def test_runs_list_after_db_downgrade_names_parley_db_upgrade(empty_database: ParleyCli) -> None:
@@ -21,3 +22,20 @@ def test_runs_list_after_db_downgrade_names_parley_db_upgrade(empty_database: Pa
     line = one_line_error(after)
     assert "has no Parley tables" in line
     assert "`parley db upgrade`" in line
+
+
+def test_db_upgrade_to_0004_keeps_what_was_recorded_and_exported(sqlite_store: Store) -> None:
+    parley = sqlite_store.parley
+    before = [ok(parley("runs", "export", "--format", fmt)) for fmt in ("jsonl", "csv")]
+    shown_before = ok(parley("runs", "show", sqlite_store.recorded.weather, "--json"))
+
+    ok(parley("db", "downgrade", "0003"))  # the schema as it was before the vocabularies' checks
+    refused = one_line_error(parley("runs", "list"))
+    upgraded = ok(parley("db", "upgrade"))
+    after = [ok(parley("runs", "export", "--format", fmt)) for fmt in ("jsonl", "csv")]
+
+    assert "is at revision 0003" in refused and "`parley db upgrade`" in refused
+    assert upgraded.strip().endswith(f"schema at {HEAD} (up to date)")
+    assert after == before  # every status, reason and source reads back as the same string
+    assert ok(parley("runs", "show", sqlite_store.recorded.weather, "--json")) == shown_before
+    assert '"status": "solved"' in before[0] and '"source": "cli"' in before[0]

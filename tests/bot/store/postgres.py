@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from bot.store import Database, DatabaseUnavailable, check_reachable, connect
+from bot.store import Database, StoreUnavailable, check_reachable, connect
 from bot.store.migrate import upgrade
 from bot.store.models import Base
 
@@ -39,7 +39,7 @@ async def create_database(name: str) -> None:
     problem = None
     try:
         await check_reachable(admin)
-    except DatabaseUnavailable as exc:
+    except StoreUnavailable as exc:
         problem = str(exc)
     finally:
         await admin.aclose()

@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from bot.store import connect
+from bot.store import StoreBusy, StoreUnavailable, connect
 from bot.store.conversations import load_run
 from bot.store.database import patiently
 
@@ -32,7 +31,22 @@ async def test_a_pool_busy_for_longer_than_the_patience_fails_like_any_failure(p
         async with db.engine.connect() as first, db.engine.connect() as second:
             await first.exec_driver_sql("SELECT 1")
             await second.exec_driver_sql("SELECT 1")
-            with pytest.raises(PoolTimeout):
+            with pytest.raises(StoreBusy, match=r"every connection to the database at .* is in use") as caught:
                 await patiently(lambda: load_run(db, "no-such-run"), patience_s=0.3)
     finally:
         await db.aclose()
+    assert isinstance(caught.value, StoreUnavailable)  # callers that catch an outage catch this too
+
+
+async def test_a_database_that_cannot_be_reached_is_not_waited_for() -> None:
+    db = connect("postgresql://parley@127.0.0.1:1/parley", pool_size=1, pool_timeout_s=0.1)
+    clock = asyncio.get_running_loop()
+    started = clock.time()
+    try:
+        with pytest.raises(StoreUnavailable) as caught:
+            await patiently(lambda: load_run(db, "no-such-run"), patience_s=30)
+    finally:
+        await db.aclose()
+
+    assert not isinstance(caught.value, StoreBusy)
+    assert clock.time() - started < 10  # not the 30 s of patience: an outage fails at once

@@ -4,16 +4,28 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
+from typing import get_args
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import CheckConstraint, inspect, text
+from sqlalchemy import CheckConstraint, Enum, inspect, select, text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from agent import RunStatus, TerminationReason
-from bot.store import Database, connect
+from agent import CritiqueVerdictMade, DecisionKind, Escalation, FinalRejected, RunStatus, TerminationReason
+from bot.store import (
+    AuditAction,
+    Database,
+    Decision,
+    EscalationKind,
+    EscalationStatus,
+    RunSource,
+    VerdictKind,
+    VerdictStage,
+    connect,
+)
 from bot.store.migrate import current_revision, downgrade, head_revision, upgrade
 from bot.store.models import AuditEvent, Base, EscalationRecord, Run, Step, ToolCallRecord, Verdict
 from tests.bot.store.postgres import MakeDatabase, pg_url_of
@@ -155,6 +167,12 @@ async def test_audit_events_keep_their_run_from_being_deleted(db: Database) -> N
         ("UPDATE tool_calls SET error_level = 'L9', error_code = 'X'", "ck_tool_calls_error_level"),
         ("UPDATE tool_calls SET ok = :no, error_code = NULL", "ck_tool_calls_failure_has_code"),
         ("UPDATE verdicts SET kind = 'vibe'", "ck_verdicts_kind"),
+        ("UPDATE verdicts SET decision = 'shrugged'", "ck_verdicts_decision"),
+        (
+            "INSERT INTO audit_events (run_id, at, actor, action, detail) "
+            "VALUES ('run-1', CURRENT_TIMESTAMP, 'engine', 'run_vanished', '{}')",
+            "ck_audit_events_action",
+        ),  # an INSERT: the append-only trigger refuses any UPDATE before the check is reached
         ("UPDATE escalations SET status = 'maybe', decided_at = created_at", "ck_escalations_status"),
         ("UPDATE escalations SET kind = 'whim'", "ck_escalations_kind"),
         ("UPDATE escalations SET status = 'approved', decided_at = NULL", "ck_escalations_decided_has_time"),
@@ -207,3 +225,170 @@ async def test_check_constraints_cover_every_closed_vocabulary(db: Database, sta
     with pytest.raises(IntegrityError):
         async with db.engine.begin() as conn:
             await conn.execute(text(statement))
+
+
+# --- closed vocabularies: enums in Python, CHECK constraints in the database ------------------------------
+
+
+def vocabulary_columns() -> list[tuple[str, str, type[StrEnum]]]:
+    return [
+        (table.name, column.name, column.type.enum_class)
+        for table in Base.metadata.sorted_tables
+        for column in table.columns
+        if isinstance(column.type, Enum)
+    ]
+
+
+def test_every_vocabulary_column_is_checked_by_the_database_under_its_own_name() -> None:
+    columns = vocabulary_columns()
+    checks = {(table.name, str(c.name)) for table in Base.metadata.sorted_tables for c in table.constraints if c.name}
+
+    assert {(table, column) for table, column, _ in columns} >= {
+        ("runs", "status"),
+        ("runs", "source"),
+        ("escalations", "status"),
+        ("escalations", "kind"),
+        ("verdicts", "kind"),
+        ("verdicts", "decision"),
+        ("audit_events", "action"),
+    }
+    for table, column, _ in columns:
+        assert (table, f"ck_{table}_{column}") in checks
+        enum_type = Base.metadata.tables[table].c[column].type
+        assert not enum_type.native_enum  # VARCHAR and a CHECK: the same schema on both back-ends
+
+
+def test_store_vocabularies_cover_every_value_the_engine_writes() -> None:
+    stages = set(get_args(CritiqueVerdictMade.model_fields["stage"].annotation))
+    stages |= set(get_args(FinalRejected.model_fields["by"].annotation))
+
+    assert {kind.value for kind in EscalationKind} == set(get_args(Escalation.model_fields["kind"].annotation))
+    assert {stage.value for stage in VerdictStage} == stages
+    assert {decision.status for decision in Decision} == set(EscalationStatus) - {EscalationStatus.PENDING}
+    assert {decision.action for decision in Decision} <= set(AuditAction)
+
+
+async def test_check_constraints_accept_every_member_of_every_vocabulary(db: Database) -> None:
+    """The vocabularies in the migrations are copies: a member added to an enum needs a migration too."""
+    runs = [a_run(f"source-{source}", source=source) for source in RunSource]
+    escalations = []
+    for status in EscalationStatus:  # one run each: at most one pending escalation per run
+        decided = None if status is EscalationStatus.PENDING else NOW
+        for kind in EscalationKind:
+            run = a_run(f"esc-{status}-{kind}")
+            runs.append(run)
+            escalations.append(
+                EscalationRecord(
+                    run_id=run.id,
+                    kind=kind,
+                    status=status,
+                    reason="r",
+                    level="L4",
+                    created_at=NOW,
+                    decided_at=decided,
+                )
+            )
+    async with db.sessions() as session, session.begin():
+        session.add_all([a_run(), *runs])
+        await session.flush()
+        session.add_all(escalations)
+        session.add_all(Step(run_id="run-1", step=n, decision=kind, at=NOW) for n, kind in enumerate(DecisionKind, 1))
+        session.add_all(Verdict(run_id="run-1", kind=kind, at=NOW) for kind in VerdictKind)
+        session.add_all(
+            Verdict(run_id="run-1", kind=VerdictKind.CRITIQUE, stage=stage, at=NOW) for stage in VerdictStage
+        )
+        session.add_all(Verdict(run_id="run-1", kind=VerdictKind.REVIEW, decision=d, at=NOW) for d in Decision)
+        session.add_all(AuditEvent(run_id="run-1", at=NOW, actor="t", action=action) for action in AuditAction)
+        session.add_all(
+            AuditEvent(run_id="run-1", at=NOW, actor="t", action=AuditAction.RUN_FINISHED, from_status=s, to_status=s)
+            for s in RunStatus
+        )
+
+    counted = await fetch(
+        db, "SELECT (SELECT COUNT(*) FROM verdicts) AS verdicts, (SELECT COUNT(*) FROM audit_events) AS audit"
+    )
+    assert counted == [
+        {"verdicts": len(VerdictKind) + len(VerdictStage) + len(Decision), "audit": len(AuditAction) + len(RunStatus)}
+    ]
+
+
+async def test_vocabularies_read_back_as_enum_members_and_are_stored_as_their_values(db: Database) -> None:
+    await seed(db)
+    async with db.sessions() as session, session.begin():
+        session.add(Verdict(run_id="run-1", kind=VerdictKind.REVIEW, decision=Decision.RETRIED, at=NOW))
+
+    async with db.sessions() as session:
+        run = await session.get(Run, "run-1")
+        escalation = await session.scalar(select(EscalationRecord))
+        review = await session.scalar(select(Verdict).where(Verdict.kind == VerdictKind.REVIEW))
+        event = await session.scalar(select(AuditEvent))
+    stored = await fetch(
+        db,
+        "SELECT r.status, r.source, e.status AS escalation, e.kind, v.decision, a.action FROM runs r "
+        "JOIN escalations e ON e.run_id = r.id JOIN verdicts v ON v.run_id = r.id AND v.kind = 'review' "
+        "JOIN audit_events a ON a.run_id = r.id",
+    )
+
+    assert run is not None and escalation is not None and review is not None and event is not None
+    assert (run.status, run.source) == (RunStatus.RUNNING, RunSource.CLI)
+    assert (escalation.status, escalation.kind) == (EscalationStatus.PENDING, EscalationKind.POLICY)  # the defaults
+    assert (review.decision, event.action, event.to_status) == (
+        Decision.RETRIED,
+        AuditAction.RUN_STARTED,
+        RunStatus.RUNNING,
+    )
+    assert type(run.status) is RunStatus and type(escalation.status) is EscalationStatus
+    assert stored == [
+        {
+            "status": "running",
+            "source": "cli",
+            "escalation": "pending",
+            "kind": "policy",
+            "decision": "retried",
+            "action": "run_started",
+        }
+    ]
+    assert all(type(value) is str for value in stored[0].values())
+
+
+@pytest.mark.parametrize("backend", ["postgresql", "sqlite"])
+async def test_schema_0004_keeps_the_rows_it_finds_and_checks_decisions_and_actions(
+    backend: str, make_pg_database: MakeDatabase, tmp_path: Path
+) -> None:
+    url = pg_url_of(await make_pg_database()) if backend == "postgresql" else f"sqlite:///{tmp_path / 'old.db'}"
+    unknown_action = (
+        "INSERT INTO audit_events (run_id, at, actor, action, detail) "
+        "VALUES ('run-1', CURRENT_TIMESTAMP, 'engine', 'run_vanished', '{}')"
+    )
+    db = connect(url)
+    try:
+        await upgrade(db, "0003")
+        await seed(db)  # what 0003 held: a run with a row in every child table, the audit log among them
+        async with db.engine.begin() as conn:
+            await conn.execute(
+                text(
+                    "INSERT INTO verdicts (run_id, kind, decision, gaps, at) "
+                    "VALUES ('run-1', 'review', 'retried', '[]', CURRENT_TIMESTAMP)"
+                )
+            )
+        before = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in STORE_TABLES}
+
+        await upgrade(db)
+        after = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in STORE_TABLES}
+        with pytest.raises(IntegrityError, match="ck_audit_events_action"):
+            async with db.engine.begin() as conn:
+                await conn.execute(text(unknown_action))
+        with pytest.raises(DBAPIError, match="append-only"):  # the triggers survived the table's rebuild
+            async with db.engine.begin() as conn:
+                await conn.execute(text("DELETE FROM audit_events"))
+
+        await downgrade(db, "0003")
+        async with db.engine.begin() as conn:  # 0003 did not check actions
+            await conn.execute(text(unknown_action))
+        with pytest.raises(DBAPIError, match="append-only"):
+            async with db.engine.begin() as conn:
+                await conn.execute(text("UPDATE audit_events SET actor = 'mallory'"))
+    finally:
+        await db.aclose()
+
+    assert after == before
