@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from agent.brains.base import Brain, Decision
 from agent.context import Transcript
@@ -142,7 +143,7 @@ class RunState:
             status = RunStatus.AWAITING_REVIEW  # held, not refused: a person decides, then it resumes
         elif self.approved_by is not None and reason is TerminationReason.ANSWERED:
             status = RunStatus.APPROVED
-        common = {
+        common: dict[str, Any] = {
             "run_id": self.run_id,
             "question": self.question,
             "status": status,

@@ -17,7 +17,7 @@ from agent.done import DoneItem
 from agent.result import HeldCall
 from agent.source import Source
 
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION: Literal[1] = 1
 
 
 class RunCounters(BaseModel):

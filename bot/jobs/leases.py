@@ -16,7 +16,7 @@ from sqlalchemy import or_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from bot.store.database import Database
+from bot.store.database import Database, rows_changed
 from bot.store.models import JobLease
 
 
@@ -26,7 +26,8 @@ async def claim(db: Database, name: str, owner: str, *, now: datetime, interval_
     async with db.sessions() as session, session.begin():
         # Two replicas may create the row at once: the second insert does nothing.
         await session.execute(insert(JobLease).values(name=name, runs=0).on_conflict_do_nothing())
-        claimed = await session.execute(
+        claimed = await rows_changed(
+            session,
             update(JobLease)
             .where(
                 JobLease.name == name,
@@ -42,18 +43,19 @@ async def claim(db: Database, name: str, owner: str, *, now: datetime, interval_
                 last_started_at=now,
                 runs=JobLease.runs + 1,
             )
-            .execution_options(synchronize_session=False)
+            .execution_options(synchronize_session=False),
         )
-    return claimed.rowcount == 1
+    return claimed == 1
 
 
 async def release(db: Database, name: str, owner: str, *, now: datetime, outcome: str) -> bool:
     """Give the lease back with how the run went; False when `owner` no longer holds it (taken over)."""
     async with db.sessions() as session, session.begin():
-        released = await session.execute(
+        released = await rows_changed(
+            session,
             update(JobLease)
             .where(JobLease.name == name, JobLease.owner == owner, JobLease.lease_until.is_not(None))
             .values(lease_until=None, last_finished_at=now, last_outcome=outcome)
-            .execution_options(synchronize_session=False)
+            .execution_options(synchronize_session=False),
         )
-    return released.rowcount == 1
+    return released == 1

@@ -18,7 +18,7 @@ from bot.notifier import Notifier, tell
 from bot.review.config import ReviewConfig
 from bot.runs import RunService
 from bot.store.conversations import cancel_run
-from bot.store.database import Database
+from bot.store.database import Database, rows_changed
 from bot.store.models import AuditEvent, EscalationRecord, Run, Step, ToolCallRecord
 from bot.store.vocabulary import AuditAction, Decision, EscalationStatus
 
@@ -238,7 +238,8 @@ SWEEPS: dict[str, Sweep] = {
 
 async def _claim_reminder(db: Database, escalation_id: int, now: datetime) -> tuple[EscalationRecord, Run] | None:
     async with db.sessions() as session, session.begin():
-        claimed = await session.execute(
+        claimed = await rows_changed(
+            session,
             update(EscalationRecord)
             .where(
                 EscalationRecord.id == escalation_id,
@@ -246,9 +247,9 @@ async def _claim_reminder(db: Database, escalation_id: int, now: datetime) -> tu
                 EscalationRecord.status == EscalationStatus.PENDING,
             )
             .values(reminded_at=now)
-            .execution_options(synchronize_session=False)
+            .execution_options(synchronize_session=False),
         )
-        if claimed.rowcount != 1:
+        if claimed != 1:
             return None
         escalation = await session.get(EscalationRecord, escalation_id, populate_existing=True)
         assert escalation is not None  # the UPDATE above just found it
@@ -301,13 +302,14 @@ async def _purge_batches(db: Database, model: type[Any], conditions: tuple[Any, 
             ).all()
             if not ids:
                 return purged
-            done = await session.execute(
+            done = await rows_changed(
+                session,
                 update(model)
                 .where(model.id.in_(ids), *conditions)
                 .values(**values)
-                .execution_options(synchronize_session=False)
+                .execution_options(synchronize_session=False),
             )
-            purged += done.rowcount
+            purged += done
 
 
 def _budget_s(limits: Any) -> float:

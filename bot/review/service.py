@@ -17,7 +17,7 @@ from sqlalchemy import select, update
 
 from agent import RunSnapshot, RunStatus
 from bot.store.conversations import cancel_run
-from bot.store.database import Database
+from bot.store.database import Database, rows_changed
 from bot.store.models import AuditEvent, EscalationRecord, Run, Verdict
 from bot.store.vocabulary import AuditAction, Decision, EscalationStatus, VerdictKind
 
@@ -67,7 +67,8 @@ async def settle(
     """Record `decision` on the run's pending escalation, unless someone decided first."""
     now = now or datetime.now(UTC)
     async with db.sessions() as session, session.begin():
-        claimed = await session.execute(
+        claimed = await rows_changed(
+            session,
             update(EscalationRecord)
             .where(EscalationRecord.run_id == run_id, EscalationRecord.status == EscalationStatus.PENDING)
             .values(
@@ -76,9 +77,9 @@ async def settle(
                 decided_by=actor,
                 decision_reason=reason,
                 final_answer=final_answer,
-            )
+            ),
         )
-        if claimed.rowcount != 1:
+        if claimed != 1:
             won = False
         else:
             won = True
@@ -175,16 +176,17 @@ async def note_refusal(db: Database, run_id: str, actor: str, attempted: str, wh
 async def claim_review_message(db: Database, escalation_id: int, channel: str) -> bool:
     """Claim the posting of a pending escalation's reviewer message (one poster across workers and replicas)."""
     async with db.sessions() as session, session.begin():
-        claimed = await session.execute(
+        claimed = await rows_changed(
+            session,
             update(EscalationRecord)
             .where(
                 EscalationRecord.id == escalation_id,
                 EscalationRecord.review_channel.is_(None),
                 EscalationRecord.status == EscalationStatus.PENDING,
             )
-            .values(review_channel=channel)
+            .values(review_channel=channel),
         )
-    return claimed.rowcount == 1
+    return claimed == 1
 
 
 async def release_review_message(db: Database, escalation_id: int) -> None:

@@ -70,7 +70,8 @@ def review_message(
     result, outcome = run.result, run.outcome
     more = f"`/parley show {escape(run.id[:12])}`"
     # Always one of the three (an escalated run awaits review); a row that no longer reads gets the plainest.
-    blocks: list[dict[str, Any]] = [header(REVIEW_TITLE.get(outcome, REVIEW_TITLE[OutcomeKind.ESCALATED]))]
+    title = REVIEW_TITLE.get(outcome or OutcomeKind.ESCALATED, REVIEW_TITLE[OutcomeKind.ESCALATED])
+    blocks: list[dict[str, Any]] = [header(title)]
     asked = f"*Question* from {person(run.asker)}"
     asked += f" · <{permalink}|thread>" if permalink else ""
     blocks += sections(f"{asked}\n{_within(run.question, QUESTION_CHARS, more)}")

@@ -11,7 +11,7 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from agent import Exchange, RunStatus, TerminationReason
-from bot.store.database import Database
+from bot.store.database import Database, rows_changed
 from bot.store.models import AuditEvent, Run
 from bot.store.vocabulary import AuditAction, RunSource
 
@@ -155,7 +155,8 @@ async def cancel_run(
     now = now or datetime.now(UTC)
     async with db.sessions() as session, session.begin():
         before = await session.scalar(select(Run.status).where(Run.id == run_id))
-        ended = await session.execute(
+        ended = await rows_changed(
+            session,
             update(Run)
             .where(Run.id == run_id, Run.status.in_(from_statuses))
             .values(
@@ -165,9 +166,9 @@ async def cancel_run(
                 finished_at=now,
                 **(values or {}),
             )
-            .execution_options(synchronize_session=False)
+            .execution_options(synchronize_session=False),
         )
-        if ended.rowcount != 1:
+        if ended != 1:
             return None
         session.add(
             AuditEvent(

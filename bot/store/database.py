@@ -14,13 +14,14 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 import platformdirs
 from sqlalchemy import event
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import URL, CursorResult, make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.sql import Executable
 
 from agent import ConfigError
 from bot.store.errors import StoreBusy, as_unavailable, translated
@@ -73,7 +74,7 @@ class StoreSession(AsyncSession):
     async def __aexit__(
         self, type_: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
     ) -> None:
-        where = mask(self.bind.url)
+        where = mask(self.bind.url) if isinstance(self.bind, AsyncEngine) else "the database"
         try:
             await super().__aexit__(type_, value, traceback)
         except Exception as closing:
@@ -164,3 +165,9 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
+
+
+async def rows_changed(session: AsyncSession, statement: Executable) -> int:
+    """Run an UPDATE or DELETE; how many rows it changed (a conditional UPDATE claims when this is 1)."""
+    result = cast(CursorResult[Any], await session.execute(statement))
+    return result.rowcount

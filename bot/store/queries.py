@@ -89,10 +89,11 @@ def list_statement(
             stmt = stmt.where(after_cursor)
         return stmt.order_by(Run.created_at.desc(), Run.id.desc()).limit(limit + 1)
 
+    every: list[str | None] = [None]  # no filter on that column
     combos = [
         replace(filters, statuses=[status] if status else (), reasons=[reason] if reason else ())
-        for status in (filters.statuses or [None])
-        for reason in (filters.reasons or [None])
+        for status in (list(filters.statuses) or every)
+        for reason in (list(filters.reasons) or every)
     ]
     if len(combos) == 1:
         return page(filters)

@@ -24,7 +24,6 @@ from agent import (
     OutcomeKind,
     RunResult,
     RunStatus,
-    TerminationReason,
 )
 from bot.store.models import EscalationRecord, Run
 
@@ -121,9 +120,8 @@ def _result(
     answer: str | None = None,
 ) -> RunResult | None:
     """The RunResult the engine gave when the run ended; None when the row does not say why it ended."""
-    try:
-        reason = TerminationReason(run.termination_reason)
-    except ValueError:
+    reason = run.termination_reason  # a closed vocabulary in the database (its CHECK), None while unfinished
+    if reason is None:
         log.warning("run %s is %s without a known termination reason (%r)", run.id, status, run.termination_reason)
         return None
     return RunResult(

@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from agent import OutcomeKind, RunResult
-from bot.review.authority import Reviewers
 from bot.review.config import ReviewConfig
 from bot.review.service import Decision, current_escalation, settle
 from bot.slack.blocks import SlackMessage, outcome_line
 from bot.slack.commands import ParleyCommand
 from bot.slack.home import HomePages, HomeTab
 from bot.slack.review_blocks import RETRY, REVIEW_TITLE, review_message
+from bot.slack.reviewers import Reviewers
 from bot.store import Database, RunOrigin
 from bot.store.stored_run import escalated_run
 from tests.bot.slack.seen import block_texts
