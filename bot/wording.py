@@ -1,13 +1,118 @@
 """Every sentence the bot says to people, in one place (the engine's are in `agent/wording.py`).
 
+Grouped by where people read them: a class per medium, so `InThread.WORKING` reads as what it is.
+
 A situation people meet in several places is said one way everywhere: only the clause that names what could
 not be done changes with the place.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from agent import OutcomeKind
+
 # The store cannot be reached: said when a question comes in, when a worker starts it, when history is read.
 DATABASE_UNAVAILABLE = "my database is unavailable. Please ask again in a minute."
 NOT_TAKEN_DATABASE_UNAVAILABLE = f"I could not take your question: {DATABASE_UNAVAILABLE}"
 NOT_STARTED_DATABASE_UNAVAILABLE = f"I could not start on your question: {DATABASE_UNAVAILABLE}"
 NO_HISTORY_DATABASE_UNAVAILABLE = f"I can't read Parley's history right now: {DATABASE_UNAVAILABLE}"
+
+
+class InThread:
+    """What people read in the asker's thread: the answer, its notices, its progress (bot/slack/blocks.py)."""
+
+    # A run's outcome (RunResult.outcome) in a few words, wherever Slack lists or sums up a run.
+    OUTCOME: ClassVar[dict[OutcomeKind, str]] = {
+        OutcomeKind.ANSWERED: "Answered",
+        OutcomeKind.HELD: "Waiting for a reviewer",
+        OutcomeKind.REFUSED: "Refused",
+        OutcomeKind.ESCALATED: "Partial answer, a person will look at it",
+        OutcomeKind.PARTIAL: "Partial answer",
+    }
+    PARTIAL_HEADER = f"⚠️ {OUTCOME[OutcomeKind.PARTIAL]}"
+    REFUSED_HEADER = "⛔ I can't do this"
+    REVIEW_NOTE = "A person will review this request."
+    HELD_HEADER = f"⏸️ {OUTCOME[OutcomeKind.HELD]}"
+    HELD = "Held (not done)"
+    HELD_NOTE = "Nothing held was done. A reviewer will approve or reject it, and I'll continue here."
+    REVIEWING = "🧑‍⚖️ *A person will look at this.* Why: {why}"
+    WHY = "Why"
+    FOUND = "What I found"
+    VERIFIED = "What I could verify"
+    UNCHECKED = "What I could not check"
+    DONE = "Done"
+    MISSING = "Missing"
+    NEXT_STEPS = "What you can do"
+    SOURCES = "Sources"
+    FOOTNOTE = "{marker} {tool}({arguments}) · step {step}"
+    EMPTY_ANSWER = "_(The answer was empty.)_"
+    NO_REASON = "This request is not allowed."
+    STATUS_LINE = "{emoji} {status} · {steps} · run `{run}`"
+    STATUS_REASON_LINE = "{emoji} {status} · {reason} · {steps} · run `{run}`"
+    WORKING = "⏳ Working on it…"
+    QUEUED_NEXT = "🕒 Queued — you're next"
+    QUEUED_BEHIND = "🕒 Queued — {count} ahead of you"
+    QUEUED_NOTE = "I'll start as soon as a worker is free; this message will show the progress."
+    QUESTION = "❓ {question}"
+    FOLDED = "… {count} folded"
+    FAILURE = "⚠️ I couldn't answer this: {problem}"
+    FAILURE_RUN = "If you tell an operator, mention run `{run}`."
+
+
+class InCommand:
+    """What people read in the `/parley` command's answers (bot/slack/commands.py)."""
+
+    HOME_HINT = "Parley's Home tab lists your runs too, page by page."
+    UNKNOWN_COMMAND = "I don't know `{word}`."
+    UNKNOWN_STATUS = "There is no status `{status}`. Valid statuses: {valid}."
+    ONE_STATUS = "`/parley runs` takes at most one status."
+    ONE_RUN_ID = "`/parley show` takes one run id."
+    NO_RUN_OF_YOURS = "No run of yours matches `{wanted}`. You can see the runs you asked; reviewers can see every run."
+    NO_RUN = "No run matches `{wanted}`."
+    AMBIGUOUS = "`{wanted}` matches more than one run; give more characters."
+    MINE_HEADING = "*Your newest runs*"
+    EVERYONE_HEADING = "*Everyone's newest runs* (you are a reviewer)"
+    OF_STATUS = " · status `{status}`"
+    NONE_FOUND = "No runs{of_status} yet."
+    MORE = "Showing the newest {count}. `/parley show RUN_ID` shows one run in full."
+    RUN_TITLE = "Run {run}"
+    QUESTION = "*Question*"
+    ANSWER = "*Answer*"
+    FINAL = "*Final (as the user saw it)*"
+    NO_ANSWER = "_No answer yet._"
+    MISSING = "*Missing*"
+    STEPS = "*Steps*"
+    NO_STEPS = "_No steps recorded._"
+    MORE_STEPS = "… {count} more: `parley runs show {run}` on the server has the whole trace"
+    REVIEW = "*Review* · {status}: {why}"
+    HELD = "held action: {call}"
+    DECIDED = "{decision} by {person}, {when}"
+    DECISION_REASON = "reason: {reason}"
+
+
+class InHome:
+    """What people read in the Home tab (bot/slack/home.py)."""
+
+    MINE_TITLE = "Your questions"
+    MINE_NOTE = "Newest first, {size} at a time."
+    MINE_EMPTY = "You haven't asked Parley anything yet. Mention me in a channel, or send me a direct message."
+    WAITING_TITLE = "Waiting for review"
+    WAITING_NOTE = "Oldest first. Decisions are taken in the reviewer channel; this tab only shows them."
+    WAITING_EMPTY = "Nothing is waiting for review."
+    ENDED_TITLE = "Recent terminations"
+    ENDED_NOTE = "Everyone's finished runs, newest first, with the reason each one ended."
+    ENDED_EMPTY = "No run has finished yet."
+    UNAVAILABLE_TITLE = "Parley"
+    UNAVAILABLE = "⚠️ {problem}"
+
+
+class InListings:
+    """What people read in a run as Home and `/parley` list it (bot/slack/history.py)."""
+
+    STORE_SLOW = "I can't read Parley's history right now: it took too long to read. Please try again in a minute."
+    RUN_HEAD = "{emoji} *{status}*"
+    RUN_ID = "run `{run}`"
+    WAITING_SINCE = "waiting {age}"
+    ASKED_BY = "asked by {person}"
+    WHY = "why: {why}"

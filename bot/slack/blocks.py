@@ -13,37 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agent import REPLAY_NOTICE, Citation, OutcomeKind, RunResult, RunStatus, shorten
+from bot.wording import InThread
 
-# What people read, in one place.
-# A run's outcome (RunResult.outcome) in a few words, wherever Slack lists or sums up a recorded run (Home,
-# `/parley`); the thread below says the same at length.
-OUTCOME = {
-    OutcomeKind.ANSWERED: "Answered",
-    OutcomeKind.HELD: "Waiting for a reviewer",
-    OutcomeKind.REFUSED: "Refused",
-    OutcomeKind.ESCALATED: "Partial answer, a person will look at it",
-    OutcomeKind.PARTIAL: "Partial answer",
-}
-PARTIAL_HEADER = f"⚠️ {OUTCOME[OutcomeKind.PARTIAL]}"
-REFUSED_HEADER = "⛔ I can't do this"
-REVIEW_NOTE = "A person will review this request."
-HELD_HEADER = f"⏸️ {OUTCOME[OutcomeKind.HELD]}"
-HELD = "Held (not done)"
-HELD_NOTE = "Nothing held was done. A reviewer will approve or reject it, and I'll continue here."
-REVIEWING = "🧑‍⚖️ *A person will look at this.* Why: {why}"
-WHY = "Why"
-FOUND = "What I found"
-VERIFIED = "What I could verify"
-UNCHECKED = "What I could not check"
-DONE = "Done"
-MISSING = "Missing"
-NEXT_STEPS = "What you can do"
-SOURCES = "Sources"
-FOOTNOTE = "{marker} {tool}({arguments}) · step {step}"
-EMPTY_ANSWER = "_(The answer was empty.)_"
-NO_REASON = "This request is not allowed."
-STATUS_LINE = "{emoji} {status} · {steps} · run `{run}`"
-STATUS_REASON_LINE = "{emoji} {status} · {reason} · {steps} · run `{run}`"
 STATUS_EMOJI = {
     RunStatus.QUEUED: "🕒",
     RunStatus.RUNNING: "⏳",
@@ -58,14 +29,6 @@ STATUS_EMOJI = {
 UNKNOWN_STATUS_EMOJI = "❔"  # a status this version does not know (a row written by a newer one)
 # An answer's status line: an answer approved by a reviewer is shown as answered, a partial one as partial.
 _SHOWN_STATUS = {OutcomeKind.ANSWERED: RunStatus.SOLVED, OutcomeKind.PARTIAL: RunStatus.DEGRADED}
-WORKING = "⏳ Working on it…"
-QUEUED_NEXT = "🕒 Queued — you're next"
-QUEUED_BEHIND = "🕒 Queued — {count} ahead of you"
-QUEUED_NOTE = "I'll start as soon as a worker is free; this message will show the progress."
-QUESTION = "❓ {question}"
-FOLDED = "… {count} folded"
-FAILURE = "⚠️ I couldn't answer this: {problem}"
-FAILURE_RUN = "If you tell an operator, mention run `{run}`."
 
 # Block Kit limits (https://docs.slack.dev/reference/block-kit/blocks).
 SECTION_CHARS = 3000
@@ -123,48 +86,58 @@ def answer_messages(result: RunResult) -> list[SlackMessage]:
     escalation = result.escalation
     match result.outcome:
         case OutcomeKind.ANSWERED:
-            body = sections(escape(result.answer) if result.answer.strip() else EMPTY_ANSWER)
+            body = sections(escape(result.answer) if result.answer.strip() else InThread.EMPTY_ANSWER)
             blocks = [*body, *sources(result.citations), _status_line(result)]
         case OutcomeKind.HELD if escalation is not None:
             held = "\n".join(f"• {escape(held_call_text(c.tool, c.arguments))}" for c in escalation.held_calls)
             blocks = [
-                header(HELD_HEADER),
-                *sections(f"*{WHY}*\n{escape(escalation.message)}"),
-                *sections(f"*{HELD}*\n{held}"),
-                *sections(HELD_NOTE),
-                *[block for part in (_bullets(DONE, result.completed),) if part for block in sections(part)],
+                header(InThread.HELD_HEADER),
+                *sections(f"*{InThread.WHY}*\n{escape(escalation.message)}"),
+                *sections(f"*{InThread.HELD}*\n{held}"),
+                *sections(InThread.HELD_NOTE),
+                *[block for part in (_bullets(InThread.DONE, result.completed),) if part for block in sections(part)],
                 *sources(result.citations),
                 _status_line(result),
             ]
         case OutcomeKind.REFUSED:
-            reason = escalation.message if escalation else (result.answer or NO_REASON)
-            blocks = [header(REFUSED_HEADER), *sections(escape(reason)), *sections(REVIEW_NOTE), _status_line(result)]
+            reason = escalation.message if escalation else (result.answer or InThread.NO_REASON)
+            blocks = [
+                header(InThread.REFUSED_HEADER),
+                *sections(escape(reason)),
+                *sections(InThread.REVIEW_NOTE),
+                _status_line(result),
+            ]
         case OutcomeKind.ESCALATED:
             why = escalation.message if escalation is not None else result.termination_reason.value
             blocks = [
-                header(PARTIAL_HEADER),
+                header(InThread.PARTIAL_HEADER),
                 *_partial(result),
-                *sections(REVIEWING.format(why=escape(why))),
+                *sections(InThread.REVIEWING.format(why=escape(why))),
                 *sources(result.citations),
                 _status_line(result),
             ]
         case _:
-            blocks = [header(PARTIAL_HEADER), *_partial(result), *sources(result.citations), _status_line(result)]
+            blocks = [
+                header(InThread.PARTIAL_HEADER),
+                *_partial(result),
+                *sources(result.citations),
+                _status_line(result),
+            ]
     return pack(blocks)
 
 
 def progress_blocks(question: str, lines: Sequence[str], *, state: ProgressState, ahead: int = 0) -> SlackMessage:
     """The live progress placeholder: where the run stands and its latest steps (earlier ones folded)."""
-    headline = _queued(ahead) if state == "queued" else WORKING
+    headline = _queued(ahead) if state == "queued" else InThread.WORKING
     blocks = [
         section(headline),
-        *contexts(QUESTION.format(question=escape(shorten(question, PROGRESS_QUESTION_CHARS)))),
+        *contexts(InThread.QUESTION.format(question=escape(shorten(question, PROGRESS_QUESTION_CHARS)))),
     ]
     shown = [escape(shorten(line, PROGRESS_LINE_CHARS)) for line in lines[-PROGRESS_LINES:]]
     while len("\n".join(shown)) > SECTION_CHARS:
         shown.pop(0)
     if folded := len(lines) - len(shown):
-        blocks.extend(contexts(FOLDED.format(count=count_of(folded, "earlier line"))))
+        blocks.extend(contexts(InThread.FOLDED.format(count=count_of(folded, "earlier line"))))
     if shown:
         blocks.append(section("\n".join(shown)))
     return SlackMessage(text=headline, blocks=blocks)
@@ -174,16 +147,16 @@ def failure_message(problem: str, run_id: str | None) -> SlackMessage:
     """Parley itself failed (LLM, database, a bug): say so calmly; `problem` is a sentence, never a traceback."""
     first_line = next((line.strip() for line in problem.splitlines() if line.strip()), "")
     sentence = shorten(first_line, PROBLEM_CHARS).rstrip(".") + "."
-    blocks = [section(FAILURE.format(problem=escape(sentence)))]
+    blocks = [section(InThread.FAILURE.format(problem=escape(sentence)))]
     if run_id:
-        blocks.extend(contexts(FAILURE_RUN.format(run=escape(run_id[:RUN_ID_CHARS]))))
+        blocks.extend(contexts(InThread.FAILURE_RUN.format(run=escape(run_id[:RUN_ID_CHARS]))))
     return SlackMessage(text=_fallback(blocks), blocks=blocks)
 
 
 def queued_message(position: int) -> SlackMessage:
     """The placeholder of a run waiting for a worker; `position` is how many runs are ahead of it."""
     headline = _queued(position)
-    return SlackMessage(text=headline, blocks=[section(headline), *contexts(QUEUED_NOTE)])
+    return SlackMessage(text=headline, blocks=[section(headline), *contexts(InThread.QUEUED_NOTE)])
 
 
 def held_call_text(tool: str, arguments: dict[str, Any]) -> str:
@@ -196,13 +169,13 @@ def _partial(result: RunResult) -> list[dict[str, Any]]:
     explanation = degraded.explanation if degraded else result.answer
     verified = degraded.verified if degraded else []
     parts = [
-        f"*{WHY}*\n{escape(explanation)}",
-        _bullets(VERIFIED, verified),
-        _bullets(UNCHECKED, degraded.unchecked if degraded else []),
-        _bullets(FOUND, degraded.known_facts if degraded and not verified else []),
-        _bullets(DONE, result.completed),
-        _bullets(MISSING, result.missing),
-        _bullets(NEXT_STEPS, degraded.next_steps if degraded else []),
+        f"*{InThread.WHY}*\n{escape(explanation)}",
+        _bullets(InThread.VERIFIED, verified),
+        _bullets(InThread.UNCHECKED, degraded.unchecked if degraded else []),
+        _bullets(InThread.FOUND, degraded.known_facts if degraded and not verified else []),
+        _bullets(InThread.DONE, result.completed),
+        _bullets(InThread.MISSING, result.missing),
+        _bullets(InThread.NEXT_STEPS, degraded.next_steps if degraded else []),
     ]
     return [block for part in parts if part for block in sections(part)]
 
@@ -215,21 +188,21 @@ def _bullets(title: str, items: Sequence[str]) -> str:
 
 def outcome_line(outcome: OutcomeKind) -> str:
     """A run's outcome in a few words, as Home and `/parley` show it under the run."""
-    return f"_{OUTCOME[outcome]}_"
+    return f"_{InThread.OUTCOME[outcome]}_"
 
 
 def sources(citations: Sequence[Citation]) -> list[dict[str, Any]]:
     """An answer's sources, one footnote a line: the same under an answer, in `/parley show` and for reviewers."""
     if not citations:
         return []
-    return contexts(f"*{SOURCES}*\n" + "\n".join(escape(footnote(c)) for c in citations))
+    return contexts(f"*{InThread.SOURCES}*\n" + "\n".join(escape(footnote(c)) for c in citations))
 
 
 def footnote(citation: Citation) -> str:
     """One source as people read it in Slack (not yet escaped): `[1] get_weather(city=Paris) · step 1`."""
     # Keys sorted: stored arguments come back in another order (JSONB's), and a run reads the same live and later.
     arguments = ", ".join(f"{key}={_argument(value)}" for key, value in sorted(citation.arguments.items()))
-    return FOOTNOTE.format(marker=citation.marker, tool=citation.tool, arguments=arguments, step=citation.step)
+    return InThread.FOOTNOTE.format(marker=citation.marker, tool=citation.tool, arguments=arguments, step=citation.step)
 
 
 def _argument(value: Any) -> str:
@@ -238,7 +211,7 @@ def _argument(value: Any) -> str:
 
 def _status_line(result: RunResult) -> dict[str, Any]:
     emoji = status_emoji(_SHOWN_STATUS.get(result.outcome, result.status))
-    line = STATUS_LINE if result.status is RunStatus.SOLVED else STATUS_REASON_LINE
+    line = InThread.STATUS_LINE if result.status is RunStatus.SOLVED else InThread.STATUS_REASON_LINE
     text = line.format(
         emoji=emoji,
         status=result.status.value,
@@ -251,7 +224,7 @@ def _status_line(result: RunResult) -> dict[str, Any]:
 
 
 def _queued(ahead: int) -> str:
-    return QUEUED_BEHIND.format(count=count_of(ahead, "run")) if ahead > 0 else QUEUED_NEXT
+    return InThread.QUEUED_BEHIND.format(count=count_of(ahead, "run")) if ahead > 0 else InThread.QUEUED_NEXT
 
 
 def header(text: str) -> dict[str, Any]:

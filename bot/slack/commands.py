@@ -48,6 +48,7 @@ from bot.store.queries import (
     resolve_run_id,
 )
 from bot.store.stored_run import STORED_COLUMNS, StoredRun, stored_run
+from bot.wording import InCommand
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,6 @@ ARGUMENT_CHARS = 120
 RUN_ID_INPUT_CHARS = 64  # a run id is at most 64 characters (runs.id)
 VALID_STATUSES = ", ".join(f"`{status.value}`" for status in RunStatus)
 
-# What people read, in one place.
 USAGE = "\n".join(
     [
         "*Parley's history, just for you*",
@@ -68,34 +68,8 @@ USAGE = "\n".join(
         "`/parley help` — this help",
     ]
 )
-HOME_HINT = "Parley's Home tab lists your runs too, page by page."
-UNKNOWN_COMMAND = "I don't know `{word}`."
-UNKNOWN_STATUS = "There is no status `{status}`. Valid statuses: {valid}."
-ONE_STATUS = "`/parley runs` takes at most one status."
 NEED_RUN_ID = f"Which run? `/parley show RUN_ID` — its id, or its first {MIN_PREFIX} or more characters."
-ONE_RUN_ID = "`/parley show` takes one run id."
 TOO_SHORT = f" Give the whole id or at least {MIN_PREFIX} characters."
-NO_RUN_OF_YOURS = "No run of yours matches `{wanted}`. You can see the runs you asked; reviewers can see every run."
-NO_RUN = "No run matches `{wanted}`."
-AMBIGUOUS = "`{wanted}` matches more than one run; give more characters."
-MINE_HEADING = "*Your newest runs*"
-EVERYONE_HEADING = "*Everyone's newest runs* (you are a reviewer)"
-OF_STATUS = " · status `{status}`"
-NONE_FOUND = "No runs{of_status} yet."
-MORE = "Showing the newest {count}. `/parley show RUN_ID` shows one run in full."
-RUN_TITLE = "Run {run}"
-QUESTION = "*Question*"
-ANSWER = "*Answer*"
-FINAL = "*Final (as the user saw it)*"
-NO_ANSWER = "_No answer yet._"
-MISSING = "*Missing*"
-STEPS = "*Steps*"
-NO_STEPS = "_No steps recorded._"
-MORE_STEPS = "… {count} more: `parley runs show {run}` on the server has the whole trace"
-REVIEW = "*Review* · {status}: {why}"
-HELD = "held action: {call}"
-DECIDED = "{decision} by {person}, {when}"
-DECISION_REASON = "reason: {reason}"
 
 
 class SlashCommand(BaseModel):
@@ -136,37 +110,37 @@ class ParleyCommand:
         except HistoryUnavailable as exc:
             return [_notice(str(exc))]
         if verb.lower() == "help":
-            return [_notice(USAGE, HOME_HINT)]
-        return [_notice(UNKNOWN_COMMAND.format(word=escape(shorten(verb, 40))) + "\n\n" + USAGE)]
+            return [_notice(USAGE, InCommand.HOME_HINT)]
+        return [_notice(InCommand.UNKNOWN_COMMAND.format(word=escape(shorten(verb, 40))) + "\n\n" + USAGE)]
 
     async def _runs(self, user: str, arguments: list[str]) -> SlackMessage:
         if len(arguments) > 1:
-            return _notice(ONE_STATUS + "\n\n" + USAGE)
+            return _notice(InCommand.ONE_STATUS + "\n\n" + USAGE)
         status = None
         if arguments:
             try:
                 status = RunStatus(arguments[0].lower())
             except ValueError:
                 wrong = escape(shorten(arguments[0], 40))
-                return _notice(UNKNOWN_STATUS.format(status=wrong, valid=VALID_STATUSES))
+                return _notice(InCommand.UNKNOWN_STATUS.format(status=wrong, valid=VALID_STATUSES))
         async with reading():
             reviewer = await self._reviewers.is_reviewer(user)
             filters = RunFilter(statuses=[status.value] if status else (), asker=None if reviewer else user)
             page = await list_runs(self._db, filters, limit=LIST_SIZE, columns=STORED_COLUMNS)
-        of_status = OF_STATUS.format(status=status.value) if status else ""
-        heading = (EVERYONE_HEADING if reviewer else MINE_HEADING) + of_status
+        of_status = InCommand.OF_STATUS.format(status=status.value) if status else ""
+        heading = (InCommand.EVERYONE_HEADING if reviewer else InCommand.MINE_HEADING) + of_status
         if not page.runs:
-            return _notice(heading, NONE_FOUND.format(of_status=of_status))
+            return _notice(heading, InCommand.NONE_FOUND.format(of_status=of_status))
         blocks = [section(heading), *[section(run_entry(stored_run(run), asker=reviewer)) for run in page.runs]]
         if page.next_cursor:
-            blocks += contexts(MORE.format(count=LIST_SIZE))
+            blocks += contexts(InCommand.MORE.format(count=LIST_SIZE))
         return pack(blocks)[0]  # a page of short entries fits one message
 
     async def _show(self, user: str, arguments: list[str]) -> list[SlackMessage]:
         if not arguments:
             return [_notice(NEED_RUN_ID)]
         if len(arguments) > 1:
-            return [_notice(ONE_RUN_ID + " " + NEED_RUN_ID)]
+            return [_notice(InCommand.ONE_RUN_ID + " " + NEED_RUN_ID)]
         wanted = arguments[0][:RUN_ID_INPUT_CHARS]
         shown = escape(wanted)
         async with reading():
@@ -176,10 +150,10 @@ class ParleyCommand:
                 run_id = await resolve_run_id(self._db, wanted, asker=None if reviewer else user)
                 trace = await load_trace(self._db, run_id)
             except RunNotFound as missing:
-                refusal = NO_RUN if reviewer else NO_RUN_OF_YOURS
+                refusal = InCommand.NO_RUN if reviewer else InCommand.NO_RUN_OF_YOURS
                 return [_notice(refusal.format(wanted=shown) + (TOO_SHORT if missing.too_short else ""))]
             except AmbiguousRun:
-                return [_notice(AMBIGUOUS.format(wanted=shown))]
+                return [_notice(InCommand.AMBIGUOUS.format(wanted=shown))]
         return run_messages(trace)
 
 
@@ -195,12 +169,12 @@ def run_messages(trace: RunTrace) -> list[SlackMessage]:
     run = trace.stored
     result = run.result
     answer = (result.answer if result else "").strip()
-    title = ANSWER if run.outcome is OutcomeKind.ANSWERED else FINAL
+    title = InCommand.ANSWER if run.outcome is OutcomeKind.ANSWERED else InCommand.FINAL
     blocks = [
-        header(RUN_TITLE.format(run=run.id[:RUN_ID_CHARS])),
-        *sections(f"{QUESTION}\n{escape(run.question)}"),
+        header(InCommand.RUN_TITLE.format(run=run.id[:RUN_ID_CHARS])),
+        *sections(f"{InCommand.QUESTION}\n{escape(run.question)}"),
         *contexts(_outcome(run)),
-        *sections(f"{title}\n{escape(result.answer)}" if result and answer else NO_ANSWER),
+        *sections(f"{title}\n{escape(result.answer)}" if result and answer else InCommand.NO_ANSWER),
         *(sources(result.citations) if result else []),
         *_missing(result.missing if result else []),
         *sections(_steps(trace)),
@@ -226,7 +200,7 @@ def _outcome(run: StoredRun) -> str:
 def _missing(items: list[str]) -> list[dict[str, Any]]:
     if not items:
         return []
-    return sections(MISSING + "\n" + "\n".join(f"• {escape(item)}" for item in items))
+    return sections(InCommand.MISSING + "\n" + "\n".join(f"• {escape(item)}" for item in items))
 
 
 def _steps(trace: RunTrace) -> str:
@@ -238,11 +212,11 @@ def _steps(trace: RunTrace) -> str:
         done = ", ".join(_call(call) for call in calls.get(step.step, []))
         lines.append(f"{step.step}. {escape(step.decision)}" + (f": {done}" if done else ""))
     if not lines:
-        return f"{STEPS}\n{NO_STEPS}"
+        return f"{InCommand.STEPS}\n{InCommand.NO_STEPS}"
     shown = lines[:STEP_LINES]
     if folded := len(lines) - len(shown):
-        shown.append(MORE_STEPS.format(count=count_of(folded, "step"), run=escape(trace.run.id)))
-    return STEPS + "\n" + "\n".join(shown)
+        shown.append(InCommand.MORE_STEPS.format(count=count_of(folded, "step"), run=escape(trace.run.id)))
+    return InCommand.STEPS + "\n" + "\n".join(shown)
 
 
 def _call(call: ToolCallRecord) -> str:
@@ -257,16 +231,18 @@ def _review(escalation: EscalationRecord) -> str:
     why = " · ".join(part for part in (escalation.kind, escalation.reason, escalation.level) if part)
     if escalation.message:
         why += " — " + escalation.message
-    lines = [REVIEW.format(status=escape(escalation.status), why=escape(why))]
+    lines = [InCommand.REVIEW.format(status=escape(escalation.status), why=escape(why))]
     if escalation.tool:
-        lines.append(HELD.format(call=escape(f"{escalation.tool}({_arguments(escalation.arguments)})")))
+        lines.append(InCommand.HELD.format(call=escape(f"{escalation.tool}({_arguments(escalation.arguments)})")))
     if escalation.decided_at is not None:
         decider = person(escalation.decided_by) if escalation.decided_by else "?"
         lines.append(
-            DECIDED.format(decision=escape(escalation.status), person=decider, when=when(escalation.decided_at))
+            InCommand.DECIDED.format(
+                decision=escape(escalation.status), person=decider, when=when(escalation.decided_at)
+            )
         )
         if escalation.decision_reason:
-            lines.append(DECISION_REASON.format(reason=escape(escalation.decision_reason)))
+            lines.append(InCommand.DECISION_REASON.format(reason=escape(escalation.decision_reason)))
     return "\n".join(lines)
 
 

@@ -20,17 +20,10 @@ from bot.slack.reviewers import Reviewers
 from bot.store import StoreUnavailable
 from bot.store.models import EscalationRecord, Run
 from bot.store.stored_run import StoredRun
-from bot.wording import NO_HISTORY_DATABASE_UNAVAILABLE
+from bot.wording import NO_HISTORY_DATABASE_UNAVAILABLE, InListings
 
 log = logging.getLogger(__name__)
 
-# What people read, in one place.
-STORE_SLOW = "I can't read Parley's history right now: it took too long to read. Please try again in a minute."
-RUN_HEAD = "{emoji} *{status}*"
-RUN_ID = "run `{run}`"
-WAITING_SINCE = "waiting {age}"
-ASKED_BY = "asked by {person}"
-WHY = "why: {why}"
 
 # A slash command's answer rides on its acknowledgement, due within Slack's 3 seconds.
 READ_BUDGET_S = 2.0
@@ -54,7 +47,7 @@ async def reading(budget_s: float = READ_BUDGET_S) -> AsyncIterator[None]:
             yield
     except TimeoutError:
         log.warning("reading the history took longer than %.1f s (the store or Slack is slow)", budget_s)
-        raise HistoryUnavailable(STORE_SLOW) from None
+        raise HistoryUnavailable(InListings.STORE_SLOW) from None
     except StoreUnavailable as exc:
         log.error("reading the history failed, the store is unavailable: %s", exception_line(exc))
         raise HistoryUnavailable(NO_HISTORY_DATABASE_UNAVAILABLE) from None
@@ -69,13 +62,13 @@ def run_entry(run: StoredRun, *, asker: bool = False) -> str:
     """One run in mrkdwn: status, termination reason, (who asked,) when, run id; the question below it, and
     below that its outcome once it ended."""
     result = run.result
-    parts = [RUN_HEAD.format(emoji=status_emoji(run.status), status=escape(run.status))]
+    parts = [InListings.RUN_HEAD.format(emoji=status_emoji(run.status), status=escape(run.status))]
     if result is not None:
         parts.append(escape(result.termination_reason))
     if asker:
         parts.append(person(run.asker))
     parts.append(when(run.created_at))
-    parts.append(RUN_ID.format(run=escape(run.id[:RUN_ID_CHARS])))
+    parts.append(InListings.RUN_ID.format(run=escape(run.id[:RUN_ID_CHARS])))
     entry = " · ".join(parts) + "\n" + question_of(run)
     return entry if result is None else entry + "\n" + outcome_line(result.outcome)
 
@@ -87,11 +80,15 @@ def escalation_entry(escalation: EscalationRecord, run: StoredRun, *, now: datet
     if escalation.message:
         why += " — " + escape(shorten(escalation.message, WHY_CHARS))
     details = [
-        ASKED_BY.format(person=person(run.asker)),
-        WAITING_SINCE.format(age=age(escalation.created_at, now=now)),
-        RUN_ID.format(run=escape(run.id[:RUN_ID_CHARS])),
+        InListings.ASKED_BY.format(person=person(run.asker)),
+        InListings.WAITING_SINCE.format(age=age(escalation.created_at, now=now)),
+        InListings.RUN_ID.format(run=escape(run.id[:RUN_ID_CHARS])),
     ]
-    lines = [f"{status_emoji(RunStatus.AWAITING_REVIEW)} {question_of(run)}", " · ".join(details), WHY.format(why=why)]
+    lines = [
+        f"{status_emoji(RunStatus.AWAITING_REVIEW)} {question_of(run)}",
+        " · ".join(details),
+        InListings.WHY.format(why=why),
+    ]
     if run.outcome is not None:
         lines.append(outcome_line(run.outcome))
     return "\n".join(lines)

@@ -28,6 +28,7 @@ from bot.store.errors import BadCursor
 from bot.store.models import EscalationRecord, Run
 from bot.store.queries import RunFilter, decode_cursor, encode_cursor, list_runs
 from bot.store.stored_run import STORED_COLUMNS, StoredRun, escalated_run, stored_run
+from bot.wording import InHome
 
 log = logging.getLogger(__name__)
 
@@ -40,21 +41,9 @@ HOME_BUDGET_S = 10.0
 MAX_OFFSET = 100_000
 POSITION_CHARS = 200
 
-# What people read, in one place.
-MINE_TITLE = "Your questions"
-MINE_NOTE = "Newest first, {size} at a time."
-MINE_EMPTY = "You haven't asked Parley anything yet. Mention me in a channel, or send me a direct message."
-WAITING_TITLE = "Waiting for review"
-WAITING_NOTE = "Oldest first. Decisions are taken in the reviewer channel; this tab only shows them."
-WAITING_EMPTY = "Nothing is waiting for review."
-ENDED_TITLE = "Recent terminations"
-ENDED_NOTE = "Everyone's finished runs, newest first, with the reason each one ended."
-ENDED_EMPTY = "No run has finished yet."
 # The buttons: a run list goes from newer to older pages, the waiting list from older to newer ones.
 NEWER_BACK, OLDER_ON = "← Newer", "Older →"
 OLDER_BACK, NEWER_ON = "← Older", "Newer →"
-UNAVAILABLE_TITLE = "Parley"
-UNAVAILABLE = "⚠️ {problem}"
 
 _NEWER, _OLDER = "newer:", "older:"
 
@@ -122,7 +111,7 @@ class HomeTab:
         try:
             view = await self.view(user, pages)
         except HistoryUnavailable as exc:
-            view = _view([header(UNAVAILABLE_TITLE), section(UNAVAILABLE.format(problem=exc))])
+            view = _view([header(InHome.UNAVAILABLE_TITLE), section(InHome.UNAVAILABLE.format(problem=exc))])
         try:
             await slack_call(client.views_publish(user_id=user, view=view))
         except SlackFailure as exc:
@@ -136,28 +125,28 @@ class HomeTab:
             waiting = await waiting_window(self._db, pages.waiting) if reviewer else None
             ended = await runs_window(self._db, RunFilter(statuses=ENDED), pages.ended) if reviewer else None
         blocks = [
-            header(MINE_TITLE),
-            *contexts(MINE_NOTE.format(size=PAGE_SIZE)),
+            header(InHome.MINE_TITLE),
+            *contexts(InHome.MINE_NOTE.format(size=PAGE_SIZE)),
             *[section(run_entry(run)) for run in mine.entries],
-            *([] if mine.entries else [section(MINE_EMPTY)]),
+            *([] if mine.entries else [section(InHome.MINE_EMPTY)]),
             *_nav("home_mine_pages", pages, "mine", mine, (NEWER_BACK, OLDER_ON)),
         ]
         if waiting is not None:
             blocks += [
                 {"type": "divider"},
-                header(WAITING_TITLE),
-                *contexts(WAITING_NOTE),
+                header(InHome.WAITING_TITLE),
+                *contexts(InHome.WAITING_NOTE),
                 *[section(escalation_entry(esc, escalated_run(run, esc))) for esc, run in waiting.entries],
-                *([] if waiting.entries else [section(WAITING_EMPTY)]),
+                *([] if waiting.entries else [section(InHome.WAITING_EMPTY)]),
                 *_nav("home_waiting_pages", pages, "waiting", waiting, (OLDER_BACK, NEWER_ON)),
             ]
         if ended is not None:
             blocks += [
                 {"type": "divider"},
-                header(ENDED_TITLE),
-                *contexts(ENDED_NOTE),
+                header(InHome.ENDED_TITLE),
+                *contexts(InHome.ENDED_NOTE),
                 *[section(run_entry(run, asker=True)) for run in ended.entries],
-                *([] if ended.entries else [section(ENDED_EMPTY)]),
+                *([] if ended.entries else [section(InHome.ENDED_EMPTY)]),
                 *_nav("home_ended_pages", pages, "ended", ended, (NEWER_BACK, OLDER_ON)),
             ]
         return _view(blocks, pages)
