@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from agent import REPLAY_NOTICE, Citation, OutcomeKind, RunResult
+from bot.wording import InTerminal
 
 
 def render_citations(citations: list[Citation]) -> list[str]:
@@ -29,23 +30,23 @@ def render_result(result: RunResult) -> str:
             lines.append(result.answer)
         case OutcomeKind.REFUSED:
             reason = escalation.message if escalation else result.answer
-            lines.append(f"REFUSED — {reason}")
-            lines.append("This request needs a person's review; nothing was done on it.")
+            lines.append(InTerminal.REFUSED.format(reason=reason))
+            lines.append(InTerminal.REFUSED_NOTE)
         case OutcomeKind.HELD if escalation is not None:
-            lines.append(f"WAITING FOR A REVIEWER — {escalation.message}")
+            lines.append(InTerminal.HELD.format(why=escalation.message))
             for call in escalation.held_calls:
-                lines.append(f"  held: {render_call(call.tool, call.arguments)} — not run")
-            lines.append("A person decides on it (`parley review list`); nothing held was done.")
+                lines.append(InTerminal.HELD_CALL.format(call=render_call(call.tool, call.arguments)))
+            lines.append(InTerminal.HELD_NOTE)
         case OutcomeKind.ESCALATED:
-            lines.append(f"⚠ PARTIAL ANSWER (awaiting review: {result.termination_reason.value})")
+            lines.append(InTerminal.ESCALATED.format(reason=result.termination_reason.value))
             lines.append(result.answer)
-            lines.append("A reviewer will look at this run (`parley review list`).")
+            lines.append(InTerminal.ESCALATED_NOTE)
         case _:
-            lines.append(f"⚠ PARTIAL ANSWER (degraded: {result.termination_reason.value})")
+            lines.append(InTerminal.PARTIAL.format(reason=result.termination_reason.value))
             lines.append(result.answer)
     if result.citations:
         lines.append("")
-        lines.append("Sources:")
+        lines.append(InTerminal.SOURCES)
         lines.extend(render_citations(result.citations))
     lines.append("")
     lines.append(

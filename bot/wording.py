@@ -116,3 +116,17 @@ class InListings:
     WAITING_SINCE = "waiting {age}"
     ASKED_BY = "asked by {person}"
     WHY = "why: {why}"
+
+
+class InTerminal:
+    """What people read in the terminal: `parley ask`, `parley demo`, `parley runs show` (bot/render.py)."""
+
+    REFUSED = "REFUSED — {reason}"
+    REFUSED_NOTE = "This request needs a person's review; nothing was done on it."
+    HELD = "WAITING FOR A REVIEWER — {why}"
+    HELD_CALL = "  held: {call} — not run"
+    HELD_NOTE = "A person decides on it (`parley review list`); nothing held was done."
+    ESCALATED = "⚠ PARTIAL ANSWER (awaiting review: {reason})"
+    ESCALATED_NOTE = "A reviewer will look at this run (`parley review list`)."
+    PARTIAL = "⚠ PARTIAL ANSWER (degraded: {reason})"
+    SOURCES = "Sources:"
