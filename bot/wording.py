@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from agent import OutcomeKind
+from bot.store.vocabulary import EscalationStatus
 
 # The store cannot be reached: said when a question comes in, when a worker starts it, when history is read.
 DATABASE_UNAVAILABLE = "my database is unavailable. Please ask again in a minute."
@@ -130,3 +131,61 @@ class InTerminal:
     ESCALATED_NOTE = "A reviewer will look at this run (`parley review list`)."
     PARTIAL = "⚠ PARTIAL ANSWER (degraded: {reason})"
     SOURCES = "Sources:"
+
+
+class InReview:
+    """What reviewers and askers read about an escalation: the reviewer message, its forms, the decisions
+    told in the asker's thread (bot/slack/review_blocks.py)."""
+
+    # The reviewer message's title, by the outcome of the run as it went to review (`escalated_run`).
+    TITLE: ClassVar[dict[OutcomeKind, str]] = {
+        OutcomeKind.HELD: "⏸️ An action is waiting for approval",
+        OutcomeKind.REFUSED: "⛔ A policy refused this request",
+        OutcomeKind.ESCALATED: "🧯 Parley could not finish this on its own",
+    }
+    DECIDED: ClassVar[dict[EscalationStatus, str]] = {
+        EscalationStatus.APPROVED: "✅ Approved by {who} at {at}",
+        EscalationStatus.REJECTED: "⛔ Rejected by {who} at {at}: {reason}",
+        EscalationStatus.EXPIRED: "⌛ Expired at {at}: {reason}",
+        EscalationStatus.RETRIED: "🔁 Run again by {who} at {at}",
+    }
+    NOTIFICATION = "Review needed: {question}"
+    QUESTION = "*Question* from {asker}"
+    WHY = "*Why*\n{why} (`{reason}`, {level})"
+    DONE = "*Done*"
+    MISSING = "*Missing*"
+    SOURCES = "*Sources*"
+    HELD = "*Held action (runs exactly as shown if approved)*"
+    HELD_TOO_LONG = (
+        "⚠️ The arguments are {chars:,} characters long: read them in full in this message's thread before you decide."
+    )
+    DRAFT = "*Draft answer*"
+    IN_THE_FORM = "the Approve form"
+    MORE_CHARACTERS = "_({count:,} more characters: {where})_"
+    MORE_ITEMS = "_… and {count} more: {where}_"
+    APPROVE = "Approve"
+    REJECT = "Reject"
+    RETRY = "Retry"
+    CANCEL = "Cancel"
+    FOOTER = "run `{run}` · escalated {at}"
+    HELD_APPROVED = "▶️ Held action, approved"
+    HELD_NOT_DONE = "⏸️ Held action, not done"
+    WHY_HELD = "*Why it was held*"
+    HELD_RUN = "*Held, now run as shown*"
+    HELD_NEVER_RUN = "*Held (never run)*"
+    ANSWER_FOLLOWS = " — the answer follows below."
+    HELD_NOTIFICATION = "Held action: {status}"
+    HELD_PART = "Held action, part {n} of {of}"
+    REVIEWED = "✅ Reviewed and approved by {who} · run `{run}`"
+    REJECTED = "⛔ A reviewer ({who}) declined this request: {reason}"
+    EXPIRED = (
+        "⌛ No reviewer decided within {hours:g} h, so this request expired. "
+        "Nothing held was done; ask again if you still need it."
+    )
+    ANSWER_FORM_TITLE = "Approve with answer"
+    ANSWER_FORM_LABEL = "The answer posted in the thread (edit the draft as needed)"
+    DRAFT_CUT = (
+        "The draft is {chars:,} characters; this form holds {holds:,}, so it starts with the first {holds:,}. "
+        "The whole draft: `/parley show {run}`."
+    )
+    REASON_LABEL = "Why? The asker will read it"

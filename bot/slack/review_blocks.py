@@ -15,6 +15,7 @@ from bot.slack.history import person
 from bot.store.models import EscalationRecord
 from bot.store.stored_run import StoredRun
 from bot.store.vocabulary import EscalationStatus
+from bot.wording import InReview
 
 APPROVE = "parley_review_approve"
 REJECT = "parley_review_reject"
@@ -33,19 +34,8 @@ LIST_ITEMS = 10
 ITEM_CHARS = 200
 NOTIFICATION_CHARS = 150  # a message's `text`: what a notification shows
 
-# The reviewer message's title, by the outcome of the run as it went to review (`escalated_run`).
-REVIEW_TITLE = {
-    OutcomeKind.HELD: "⏸️ An action is waiting for approval",
-    OutcomeKind.REFUSED: "⛔ A policy refused this request",
-    OutcomeKind.ESCALATED: "🧯 Parley could not finish this on its own",
-}
+REVIEW_TITLE = InReview.TITLE
 HELD_STATUS = {EscalationStatus.APPROVED: "▶️", EscalationStatus.REJECTED: "⛔", EscalationStatus.EXPIRED: "⌛"}
-DECIDED = {
-    EscalationStatus.APPROVED: "✅ Approved by {who} at {at}",
-    EscalationStatus.REJECTED: "⛔ Rejected by {who} at {at}: {reason}",
-    EscalationStatus.EXPIRED: "⌛ Expired at {at}: {reason}",
-    EscalationStatus.RETRIED: "🔁 Run again by {who} at {at}",
-}
 
 
 def who(actor: str | None) -> str:
@@ -72,37 +62,40 @@ def review_message(
     # Always one of the three (an escalated run awaits review); a row that no longer reads gets the plainest.
     title = REVIEW_TITLE.get(outcome or OutcomeKind.ESCALATED, REVIEW_TITLE[OutcomeKind.ESCALATED])
     blocks: list[dict[str, Any]] = [header(title)]
-    asked = f"*Question* from {person(run.asker)}"
+    asked = InReview.QUESTION.format(asker=person(run.asker))
     asked += f" · <{permalink}|thread>" if permalink else ""
     blocks += sections(f"{asked}\n{_within(run.question, QUESTION_CHARS, more)}")
-    blocks += sections(f"*Why*\n{escape(esc.message or esc.reason)} (`{escape(esc.reason)}`, {escape(esc.level)})")
+    why = InReview.WHY.format(why=escape(esc.message or esc.reason), reason=escape(esc.reason), level=escape(esc.level))
+    blocks += sections(why)
     if result is not None:
-        for heading, items in (("Done", result.completed), ("Missing", result.missing)):
+        for heading, items in ((InReview.DONE, result.completed), (InReview.MISSING, result.missing)):
             if items:
-                blocks += sections(f"*{heading}*\n" + _listed(items, more))
+                blocks += sections(f"{heading}\n" + _listed(items, more))
         if result.citations:
-            blocks += contexts("*Sources*\n" + _listed([footnote(c) for c in result.citations], more))
+            blocks += contexts(f"{InReview.SOURCES}\n" + _listed([footnote(c) for c in result.citations], more))
     if esc.held_calls:
         held = "\n".join(held_call_text(c["tool"], c["arguments"]) for c in esc.held_calls)
         if len(held) <= HELD_CHARS:
-            blocks += sections(f"*Held action (runs exactly as shown if approved)*\n```{escape(held)}```")
+            blocks += sections(f"{InReview.HELD}\n```{escape(held)}```")
         else:
-            blocks += sections(
-                f"*Held action (runs exactly as shown if approved)*\n```{escape(held[:HELD_PREVIEW_CHARS])}…```\n"
-                f"⚠️ The arguments are {len(held):,} characters long: read them in full in this message's thread "
-                "before you decide."
-            )
+            preview = f"{InReview.HELD}\n```{escape(held[:HELD_PREVIEW_CHARS])}…```\n"
+            blocks += sections(preview + InReview.HELD_TOO_LONG.format(chars=len(held)))
     if result is not None and result.answer and outcome is not OutcomeKind.HELD:
-        blocks += sections(f"*Draft answer*\n{_within(result.answer, DRAFT_CHARS, 'the Approve form')}")
+        blocks += sections(f"{InReview.DRAFT}\n{_within(result.answer, DRAFT_CHARS, InReview.IN_THE_FORM)}")
     if decided:
         blocks += sections(decision_line(esc))
     else:
-        buttons = [_button("Approve", APPROVE, run.id, "primary"), _button("Reject", REJECT, run.id, "danger")]
+        buttons = [
+            _button(InReview.APPROVE, APPROVE, run.id, "primary"),
+            _button(InReview.REJECT, REJECT, run.id, "danger"),
+        ]
         if outcome is OutcomeKind.ESCALATED:
-            buttons.append(_button("Retry", RETRY, run.id))
+            buttons.append(_button(InReview.RETRY, RETRY, run.id))
         blocks.append({"type": "actions", "block_id": "review", "elements": buttons})
-    blocks += contexts(f"run `{escape(run.id[:12])}` · escalated {_when(esc.created_at)}")
-    return SlackMessage(text=f"Review needed: {shorten(run.question, NOTIFICATION_CHARS)}", blocks=blocks)
+    blocks += contexts(InReview.FOOTER.format(run=escape(run.id[:12]), at=_when(esc.created_at)))
+    return SlackMessage(
+        text=InReview.NOTIFICATION.format(question=shorten(run.question, NOTIFICATION_CHARS)), blocks=blocks
+    )
 
 
 def held_decided(esc: EscalationRecord, run_id: str) -> SlackMessage:
@@ -111,13 +104,13 @@ def held_decided(esc: EscalationRecord, run_id: str) -> SlackMessage:
     held = "\n".join(f"• {escape(held_call_text(c['tool'], c['arguments']))}" for c in esc.held_calls)
     approved = esc.status == EscalationStatus.APPROVED
     blocks = [
-        header("▶️ Held action, approved" if approved else "⏸️ Held action, not done"),
-        *sections(f"*Why it was held*\n{escape(esc.message or esc.reason)}"),
-        *sections(f"*{'Held, now run as shown' if approved else 'Held (never run)'}*\n{held}"),
-        *sections(decision_line(esc) + (" — the answer follows below." if approved else "")),
+        header(InReview.HELD_APPROVED if approved else InReview.HELD_NOT_DONE),
+        *sections(f"{InReview.WHY_HELD}\n{escape(esc.message or esc.reason)}"),
+        *sections(f"{InReview.HELD_RUN if approved else InReview.HELD_NEVER_RUN}\n{held}"),
+        *sections(decision_line(esc) + (InReview.ANSWER_FOLLOWS if approved else "")),
         *contexts(f"{HELD_STATUS.get(esc.status, '')} {esc.status} · run `{escape(run_id[:12])}`"),
     ]
-    return SlackMessage(text=f"Held action: {esc.status}", blocks=blocks)
+    return SlackMessage(text=InReview.HELD_NOTIFICATION.format(status=esc.status), blocks=blocks)
 
 
 def held_in_full(esc: EscalationRecord) -> list[SlackMessage]:
@@ -128,8 +121,8 @@ def held_in_full(esc: EscalationRecord) -> list[SlackMessage]:
     pieces = split_text(escape(held), HELD_CHARS)
     return [
         SlackMessage(
-            text=f"Held action, part {n} of {len(pieces)}",
-            blocks=sections(f"*Held action, part {n} of {len(pieces)}*\n```{piece}```"),
+            text=InReview.HELD_PART.format(n=n, of=len(pieces)),
+            blocks=sections(f"*{InReview.HELD_PART.format(n=n, of=len(pieces))}*\n```{piece}```"),
         )
         for n, piece in enumerate(pieces, start=1)
     ]
@@ -139,18 +132,18 @@ def _within(text: str, limit: int, where: str) -> str:
     """`text` escaped, shortened to `limit` characters if need be, saying how much more there is and where."""
     if len(text) <= limit:
         return escape(text)
-    return f"{escape(text[:limit])}… _({len(text) - limit:,} more characters: {where})_"
+    return f"{escape(text[:limit])}… " + InReview.MORE_CHARACTERS.format(count=len(text) - limit, where=where)
 
 
 def _listed(items: list[str], where: str) -> str:
     shown = [f"• {escape(shorten(item, ITEM_CHARS))}" for item in items[:LIST_ITEMS]]
     if len(items) > LIST_ITEMS:
-        shown.append(f"_… and {len(items) - LIST_ITEMS} more: {where}_")
+        shown.append(InReview.MORE_ITEMS.format(count=len(items) - LIST_ITEMS, where=where))
     return "\n".join(shown)
 
 
 def decision_line(esc: EscalationRecord) -> str:
-    template = DECIDED.get(esc.status, "{status}")
+    template = InReview.DECIDED.get(esc.status, "{status}")
     return template.format(
         who=who(esc.decided_by),
         at=_when(esc.decided_at),
@@ -170,21 +163,18 @@ def reviewed_answer(answer: str, reviewer: str, run_id: str) -> SlackMessage:
     """The answer a reviewer wrote (or edited from the draft); `reviewer` is an actor (`slack:U…`, `cli:…`)."""
     blocks = [
         *sections(escape(answer)),
-        *contexts(f"✅ Reviewed and approved by {who(reviewer)} · run `{escape(run_id[:12])}`"),
+        *contexts(InReview.REVIEWED.format(who=who(reviewer), run=escape(run_id[:12]))),
     ]
     return SlackMessage(text=shorten(answer, NOTIFICATION_CHARS), blocks=blocks)
 
 
 def rejection(reason: str, reviewer: str, run_id: str) -> SlackMessage:
-    text = f"⛔ A reviewer ({who(reviewer)}) declined this request: {escape(reason)}"
+    text = InReview.REJECTED.format(who=who(reviewer), reason=escape(reason))
     return notice(text, run_id, "⛔ rejected", escaped=True)
 
 
 def expiry(hours: float, run_id: str) -> SlackMessage:
-    text = (
-        f"⌛ No reviewer decided within {hours:g} h, so this request expired. "
-        "Nothing held was done; ask again if you still need it."
-    )
+    text = InReview.EXPIRED.format(hours=hours)
     return notice(text, run_id, "⌛ expired")
 
 
@@ -199,24 +189,23 @@ def answer_modal(run_id: str, draft: str) -> dict[str, Any]:
     modal = _modal(
         APPROVE_MODAL,
         run_id,
-        "Approve with answer",
-        "Approve",
+        InReview.ANSWER_FORM_TITLE,
+        InReview.APPROVE,
         ANSWER_BLOCK,
         ANSWER_INPUT,
-        "The answer posted in the thread (edit the draft as needed)",
+        InReview.ANSWER_FORM_LABEL,
         initial=draft[:INPUT_CHARS],
     )
     if len(draft) > INPUT_CHARS:
-        note = (
-            f"The draft is {len(draft):,} characters; this form holds {INPUT_CHARS:,}, so it starts with the first "
-            f"{INPUT_CHARS:,}. The whole draft: `/parley show {run_id[:12]}`."
-        )
+        note = InReview.DRAFT_CUT.format(chars=len(draft), holds=INPUT_CHARS, run=run_id[:12])
         modal["blocks"].insert(0, {"type": "context", "elements": [{"type": "mrkdwn", "text": note}]})
     return modal
 
 
 def reason_modal(run_id: str) -> dict[str, Any]:
-    return _modal(REJECT_MODAL, run_id, "Reject", "Reject", REASON_BLOCK, REASON_INPUT, "Why? The asker will read it")
+    return _modal(
+        REJECT_MODAL, run_id, InReview.REJECT, InReview.REJECT, REASON_BLOCK, REASON_INPUT, InReview.REASON_LABEL
+    )
 
 
 def _modal(
@@ -232,7 +221,7 @@ def _modal(
         "private_metadata": run_id,
         "title": {"type": "plain_text", "text": title},
         "submit": {"type": "plain_text", "text": submit},
-        "close": {"type": "plain_text", "text": "Cancel"},
+        "close": {"type": "plain_text", "text": InReview.CANCEL},
         "blocks": [
             {"type": "input", "block_id": block, "label": {"type": "plain_text", "text": label}, "element": element}
         ],
