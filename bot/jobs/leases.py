@@ -1,11 +1,13 @@
 """Job leases: with several replicas, each timed job runs once per interval, whoever ticks first.
 
 A lease is a row of `job_leases` per job. Claiming it is one conditional UPDATE that succeeds only when
-nobody holds it (or its holder's lease ran out: a crashed replica) and the job is due, judged from
-`last_started_at` in the database, not from any process's memory — so a restarted process does not run a
-job again before its interval is up, and a job that fell due while everything was down runs at the first
-tick. The lease only saves work: what each job does to an item is itself a conditional claim, so a sweep
-that outlives its lease still never handles an item twice.
+the job is due, judged from `last_started_at` in the database, not from any process's memory — so a
+restarted process does not run a job again before its interval is up, and a job that fell due while
+everything was down runs at the first tick — and when nobody else holds it (or its holder's lease ran out:
+a crashed replica). Its own holder may always take it again: a connection that dropped while a claim or a
+release was committed leaves the lease held by a process that does not know it, and that process must not
+be locked out of its own job. The lease only saves work: what each job does to an item is itself a
+conditional claim, so a sweep that outlives its lease still never handles an item twice.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from bot.store.models import JobLease
 
 
 async def claim(db: Database, name: str, owner: str, *, now: datetime, interval_s: float, lease_s: float) -> bool:
-    """Take the lease of job `name` until `now + lease_s` if it is free and the job is due; True when taken."""
+    """Take the lease of job `name` until `now + lease_s` if the job is due and the lease is free, ran out, or
+    is `owner`'s own already; True when taken."""
     insert = sqlite_insert if db.is_sqlite else pg_insert
     async with db.sessions() as session, session.begin():
         # Two replicas may create the row at once: the second insert does nothing.
@@ -31,7 +34,7 @@ async def claim(db: Database, name: str, owner: str, *, now: datetime, interval_
             update(JobLease)
             .where(
                 JobLease.name == name,
-                or_(JobLease.lease_until.is_(None), JobLease.lease_until <= now),
+                or_(JobLease.lease_until.is_(None), JobLease.lease_until <= now, JobLease.owner == owner),
                 or_(
                     JobLease.last_started_at.is_(None),
                     JobLease.last_started_at <= now - timedelta(seconds=interval_s),

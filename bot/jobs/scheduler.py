@@ -28,9 +28,6 @@ from bot.store.database import Database
 
 log = logging.getLogger(__name__)
 
-# How long a tick may hold its job's lease; its sweep is cut off there, so a lease outlives no sweep. A
-# replica that dies holding a lease delays that job by at most this long.
-DEFAULT_LEASE_S = 300.0
 # A job is due again after 90 % of its interval: ticks jitter by milliseconds, and a tick that comes a
 # hair early must not skip a whole interval. Two replicas still run a job at most once per 0.9 intervals.
 DUE_TOLERANCE = 0.1
@@ -54,7 +51,7 @@ class Jobs:
         *,
         clock: Callable[[], datetime] | None = None,
         owner: str | None = None,
-        lease_s: float = DEFAULT_LEASE_S,
+        lease_s: float | None = None,
         sweeps: Mapping[str, Sweep] = SWEEPS,
     ) -> None:
         self._db = db
@@ -62,7 +59,10 @@ class Jobs:
         self._notifier = notifier
         self._clock = clock or (lambda: datetime.now(UTC))
         self.owner = owner or default_owner()
-        self._lease_s = lease_s
+        # How long a tick may hold its job's lease: one interval by default, when the next tick comes anyway.
+        # Its sweep is cut off there, so a lease outlives no sweep, and a replica that dies (or loses the
+        # database) holding a lease delays that job by at most one interval.
+        self._lease_s = lease_s if lease_s is not None else config.job_interval_s
         self._sweeps = dict(sweeps)
         self._scheduler: AsyncIOScheduler | None = None
         self._ticks: set[asyncio.Task[object]] = set()

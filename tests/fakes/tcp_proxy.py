@@ -2,7 +2,8 @@
 
 Clients connect to `proxy.port`; each connection is piped byte for byte to the upstream. `close()` stops
 listening and aborts every piped connection at once, as a database crash or a network partition would: the
-client's open connections drop mid-conversation and new ones are refused. `freeze()` is the quieter failure:
+client's open connections drop mid-conversation and new ones are refused; `restore()` listens again on the
+same port (the database is back). `freeze()` is the quieter failure:
 connections stay open (and new ones are accepted) but nothing is passed on any more, like a database that
 hangs or a network that drops packets. Runs on the test's event loop.
 """
@@ -32,15 +33,23 @@ class TcpProxy:
         self._flowing = asyncio.Event()
         self._flowing.set()
         self.connections_made = 0
+        self._port = 0  # kept across `close()`, so `restore()` listens where the clients connect
 
     @property
     def port(self) -> int:
-        assert self._server is not None, "start the proxy first"
-        return int(self._server.sockets[0].getsockname()[1])
+        assert self._port, "start the proxy first"
+        return self._port
 
     async def start(self) -> TcpProxy:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", self._port)
+        self._port = int(self._server.sockets[0].getsockname()[1])
         return self
+
+    async def restore(self) -> None:
+        """After `close()`: listen again on the same port and pass everything on (the database is back)."""
+        assert self._server is None, "the proxy is still open"
+        self._flowing.set()
+        await self.start()
 
     def freeze(self) -> None:
         """From now on, forward nothing in either direction (until `close()`); connections stay open."""

@@ -23,6 +23,8 @@ from tests.bot.jobs.rows import (
     lease_row,
     run_row,
 )
+from tests.bot.store.postgres import PG_PORT
+from tests.fakes.tcp_proxy import TcpProxy
 
 CONFIG = ReviewConfig(remind_after_minutes=30, expire_after_hours=24, job_interval_s=60)
 SECOND = timedelta(seconds=1)
@@ -186,7 +188,9 @@ async def test_jobs_shutdown_cancels_a_sweep_that_overstays_and_releases_its_lea
         await asyncio.Event().wait()  # never finishes on its own
         return 0
 
-    jobs = Jobs(db, CONFIG.model_copy(update={"job_interval_s": 0.2}), RecordingNotifier(), sweeps={"stuck": stuck})
+    # A lease longer than the interval: the sweep overstays into the shutdown, not past its lease.
+    config = CONFIG.model_copy(update={"job_interval_s": 0.2})
+    jobs = Jobs(db, config, RecordingNotifier(), lease_s=60, sweeps={"stuck": stuck})
     jobs.start()
     try:
         async with asyncio.timeout(20):
@@ -206,3 +210,36 @@ async def test_jobs_a_sweep_is_stopped_when_it_outlives_its_lease(db: Database) 
     assert await jobs.run_due(T0) == {"stuck": None, "remind": 0}
     lease = await lease_row(db, "stuck")
     assert (lease.lease_until, lease.last_outcome) == (None, "error: ran past its lease of 0.2 s and was stopped")
+
+
+async def test_jobs_a_lease_whose_release_the_database_lost_is_taken_again_by_its_holder(db: Database) -> None:
+    clock = Clock(T0)
+    sweeping, finish = asyncio.Event(), asyncio.Event()
+
+    async def slow(db: Database, config: ReviewConfig, notifier: Notifier, *, now: datetime) -> int:
+        sweeping.set()
+        await finish.wait()
+        return 0
+
+    async with TcpProxy(PG_PORT) as proxy:
+        through_proxy = connect(f"postgresql://postgres@127.0.0.1:{proxy.port}/{db.url.database}")
+        holder = Jobs(through_proxy, CONFIG, RecordingNotifier(), clock=clock, owner="replica-1", sweeps={"slow": slow})
+        other = Jobs(db, CONFIG, RecordingNotifier(), clock=clock, owner="replica-2", sweeps={"slow": slow})
+        try:
+            tick = asyncio.create_task(holder.run_due())
+            await asyncio.wait_for(sweeping.wait(), 10)
+            await proxy.close()  # the database drops while the sweep runs: the release cannot be written
+            finish.set()
+            assert await asyncio.wait_for(tick, 20) == {"slow": 0}
+            lease = await lease_row(db, "slow")
+            assert (lease.owner, lease.lease_until) == ("replica-1", T0 + timedelta(seconds=CONFIG.job_interval_s))
+
+            await proxy.restore()
+            clock.now = T0 + timedelta(seconds=CONFIG.job_interval_s - 1)  # due again, the lease not run out
+            assert await other.run_due() == {"slow": None}
+            assert await holder.run_due() == {"slow": 0}
+        finally:
+            await proxy.close()
+            await through_proxy.aclose()
+    lease = await lease_row(db, "slow")
+    assert (lease.owner, lease.runs, lease.lease_until, lease.last_outcome) == ("replica-1", 2, None, "ok: 0 handled")

@@ -74,3 +74,23 @@ async def test_lease_of_a_job_never_run_is_claimed_at_once(lease_store: tuple[Da
     assert await claim(db, "expire", "a", now=T0, interval_s=3600, lease_s=LEASE_S)
     lease = await lease_row(db, "expire")
     assert (lease.runs, lease.last_started_at, lease.last_finished_at) == (1, T0, None)
+
+
+async def test_lease_its_own_holder_takes_again_while_others_wait_for_it_to_run_out(
+    lease_store: tuple[Database, MakeReplica],
+) -> None:
+    db, _ = lease_store
+    # The holder's release never reached the database (the connection dropped as it was sent).
+    assert await claim(db, "announce", "a", now=T0, interval_s=INTERVAL_S, lease_s=LEASE_S)
+    due = T0 + timedelta(seconds=INTERVAL_S)
+    assert not await claim(db, "announce", "b", now=due, interval_s=INTERVAL_S, lease_s=LEASE_S)
+    assert await claim(db, "announce", "a", now=due, interval_s=INTERVAL_S, lease_s=LEASE_S)
+    # Retaking does not make a job due early: the interval still holds for its own holder.
+    assert not await claim(db, "announce", "a", now=due + timedelta(seconds=1), interval_s=INTERVAL_S, lease_s=LEASE_S)
+    lease = await lease_row(db, "announce")
+    assert (lease.owner, lease.runs, lease.last_started_at, lease.lease_until) == (
+        "a",
+        2,
+        due,
+        due + timedelta(seconds=LEASE_S),
+    )
