@@ -62,9 +62,11 @@ async def settle(
     reason: str | None = None,
     final_answer: str | None = None,
     run_status: RunStatus | None = None,
+    owner: str | None = None,
     now: datetime | None = None,
 ) -> Settled:
-    """Record `decision` on the run's pending escalation, unless someone decided first."""
+    """Record `decision` on the run's pending escalation, unless someone decided first; with `owner`, the
+    run is held by that process from now on (an approved held run, `running` until it is resumed)."""
     now = now or datetime.now(UTC)
     async with db.sessions() as session, session.begin():
         claimed = await rows_changed(
@@ -90,6 +92,8 @@ async def settle(
                 values["status"] = after
             if final_answer is not None:
                 values["answer"] = final_answer
+            if owner is not None:
+                values["owner"] = owner
             if after in (RunStatus.REJECTED, RunStatus.EXPIRED) or final_answer is not None:
                 values["finished_at"] = now
             if values:

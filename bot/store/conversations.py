@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 
 from agent import Exchange, RunStatus, TerminationReason
 from bot.store.database import Database, rows_changed
-from bot.store.models import AuditEvent, Run
+from bot.store.models import AuditEvent, EscalationRecord, Run
 from bot.store.vocabulary import AuditAction, RunSource
 
 # Earlier exchanges given to a follow-up: enough for context, bounded so a long thread stays cheap.
@@ -33,11 +33,32 @@ class SlackAsk:
     question: str
 
 
-async def enqueue(db: Database, ask: SlackAsk) -> str | None:
-    """Record the question as a queued run; None when this message already has a run (a redelivery)."""
+def ask_of(run: Run, esc: EscalationRecord | None) -> SlackAsk:
+    """Where a resumed or retried run answers: its own thread, or for a run asked outside Slack (the command
+    line) the reviewer message's thread (of its escalation `esc`), so the reviewers see what their decision
+    led to."""
+    if run.channel_id and run.thread_ts:
+        channel, thread = run.channel_id, run.thread_ts
+    else:
+        channel = (esc.review_channel if esc else None) or ""
+        thread = (esc.review_ts if esc else None) or ""
+    return SlackAsk(
+        workspace_id=run.workspace_id or "",
+        channel_id=channel,
+        thread_ts=thread,
+        trigger_ts=run.trigger_ts or "",
+        asker=run.asker,
+        question=run.question,
+    )
+
+
+async def enqueue(db: Database, ask: SlackAsk, *, owner: str | None = None) -> str | None:
+    """Record the question as a queued run held by `owner`; None when this message already has a run (a
+    redelivery)."""
     try:
         return await _queue(
             db,
+            owner=owner,
             actor=f"slack:{ask.asker}",
             detail={"channel": ask.channel_id, "message": ask.trigger_ts},
             source=RunSource.SLACK,
@@ -52,10 +73,12 @@ async def enqueue(db: Database, ask: SlackAsk) -> str | None:
         return None  # the unique (workspace, channel, trigger_ts) key: this message is already being answered
 
 
-async def enqueue_retry(db: Database, run: Run) -> str:
-    """A new queued run of the same question in the same thread, linked to the run a reviewer retried."""
+async def enqueue_retry(db: Database, run: Run, *, owner: str | None = None) -> str:
+    """A new queued run of the same question in the same thread, linked to the run a reviewer retried, held by
+    `owner`."""
     return await _queue(
         db,
+        owner=owner,
         actor="parley",
         detail={"retry_of": run.id},
         source=run.source,

@@ -147,6 +147,7 @@ class Run(Base):
     # The engine's state when a policy held a call: what a reviewer's approval resumes from (any process).
     snapshot: Mapped[dict[str, Any] | None] = mapped_column(Json)
     retry_of: Mapped[str | None] = mapped_column(String(64))  # the run a reviewer asked to run again
+    owner: Mapped[str | None] = mapped_column(String(128))  # the process holding it while queued or running
     created_at: Mapped[datetime]
     started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
@@ -303,6 +304,21 @@ class JobLease(Base):
     last_finished_at: Mapped[datetime | None]
     runs: Mapped[int] = mapped_column(default=0)
     last_outcome: Mapped[str | None] = mapped_column(Text)
+
+
+class OwnerRecord(Base):
+    """One row per Parley process that holds runs: its hold on them lasts until `expires_at`, renewed by its
+    heartbeat. A queued or running run whose owner's hold ran out (or who stopped) was left behind."""
+
+    __tablename__ = "run_owners"
+
+    id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    host: Mapped[str] = mapped_column(String(255))
+    pid: Mapped[int]
+    started_at: Mapped[datetime]
+    beat_at: Mapped[datetime]  # its last heartbeat
+    expires_at: Mapped[datetime]
+    stopped_at: Mapped[datetime | None]
 
 
 class AuditEvent(Base):

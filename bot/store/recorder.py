@@ -2,12 +2,14 @@
 
 One short transaction per event, so a process killed mid-run leaves the run `running` with every step
 written so far. Raw tool results are size-capped; NUL characters (which PostgreSQL refuses) are replaced.
+A run's end the database cannot take is kept by its owner (`PendingEnds`) and written once it can.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,9 +32,12 @@ from agent import (
     TraceEvent,
     plain_json,
 )
-from bot.store.database import Database
+from bot.store.database import Database, rows_changed
 from bot.store.models import AuditEvent, EscalationRecord, Run, Step, ToolCallRecord, Verdict
+from bot.store.pending import OUTAGES, PendingEnds
 from bot.store.vocabulary import AuditAction, EscalationKind, RunSource, VerdictKind, VerdictStage
+
+log = logging.getLogger(__name__)
 
 DEFAULT_RAW_CAP_BYTES = 256 * 1024
 DEFAULT_WRITE_TIMEOUT_S = 5.0
@@ -82,7 +87,11 @@ def _requested(call: ToolCallRequest) -> dict[str, Any]:
 
 
 class StoreRecorder:
-    """Implements `agent.Recorder` on the database."""
+    """Implements `agent.Recorder` on the database.
+
+    With an `owner`, the runs it records are held by that process (`runs.owner`); with `pending`, a run's end
+    the database could not take is kept there and written when it can (else it is lost, as any other event).
+    """
 
     def __init__(
         self,
@@ -91,9 +100,13 @@ class StoreRecorder:
         *,
         raw_cap_bytes: int = DEFAULT_RAW_CAP_BYTES,
         write_timeout_s: float = DEFAULT_WRITE_TIMEOUT_S,
+        owner: str | None = None,
+        pending: PendingEnds | None = None,
     ) -> None:
         self._db = db
         self._origin = origin
+        self._owner = owner
+        self._pending = pending
         self._raw_cap = raw_cap_bytes
         self._timeout = write_timeout_s
         self._broken: set[str] = set()  # runs whose trace could not be written whole
@@ -113,17 +126,23 @@ class StoreRecorder:
         # Not `asyncio.timeout`: cancelling a write to a hung server waits for the driver to close the
         # connection (seconds); the cancelled write finishes on its own while the run goes on.
         done, _ = await asyncio.wait({write}, timeout=self._timeout)
-        if not done:
-            write.cancel()
-            self._broken.add(event.run_id)
-            raise TimeoutError(f"the store did not answer within {self._timeout:g}s")
         try:
+            if not done:
+                write.cancel()
+                raise TimeoutError(f"the store did not answer within {self._timeout:g}s")
             write.result()
-        except Exception:
+        except Exception as exc:
             self._broken.add(event.run_id)
+            if isinstance(event, RunFinished) and isinstance(exc, OUTAGES) and self._pending is not None:
+                self._pending.keep(event.run_id, lambda: self._write_end(event))
             raise
         if isinstance(event, RunFinished):
             self._broken.discard(event.run_id)
+
+    async def _write_end(self, event: RunFinished) -> None:
+        """The end kept while the database was away, written now (`trace_complete=false`: events were lost)."""
+        await self._write_in_transaction(event)
+        self._broken.discard(event.run_id)
 
     async def _write_in_transaction(self, event: TraceEvent) -> None:
         async with self._db.sessions() as session, session.begin():
@@ -231,9 +250,10 @@ class StoreRecorder:
                 )
             case RunResumed():
                 previous = await session.scalar(select(Run.status).where(Run.id == event.run_id))
-                await session.execute(
-                    update(Run).where(Run.id == event.run_id).values(status=RunStatus.RUNNING, finished_at=None)
-                )
+                resumed: dict[str, object] = {"status": RunStatus.RUNNING, "finished_at": None}
+                if self._owner is not None:
+                    resumed["owner"] = self._owner
+                await session.execute(update(Run).where(Run.id == event.run_id).values(**resumed))
                 session.add(
                     AuditEvent(
                         run_id=event.run_id,
@@ -268,6 +288,8 @@ class StoreRecorder:
             )
             session.add(run)
         run.status = RunStatus.RUNNING
+        if self._owner is not None:
+            run.owner = self._owner
         run.started_at = event.at
         run.brain = event.brain
         run.replayed = event.replayed
@@ -289,9 +311,12 @@ class StoreRecorder:
     async def _finished(self, session: AsyncSession, event: RunFinished) -> None:
         result = event.result
         previous = await session.scalar(select(Run.status).where(Run.id == result.run_id))
-        await session.execute(
+        # Only a run still under way ends here: one ended meanwhile (its owner was taken for dead and the run
+        # recovered, or this very write reached the database before its answer was lost) keeps its end.
+        ended = await rows_changed(
+            session,
             update(Run)
-            .where(Run.id == result.run_id)
+            .where(Run.id == result.run_id, Run.status.in_((RunStatus.QUEUED, RunStatus.RUNNING)))
             .values(
                 status=result.status,
                 termination_reason=result.termination_reason,
@@ -312,8 +337,16 @@ class StoreRecorder:
                 tokens=result.tokens,
                 finished_at=event.at,
                 duration_ms=result.duration_ms,
-            )
+            ),
         )
+        if ended != 1:
+            if previous is None:
+                log.error("run %s was never recorded: its end has no row to go to", result.run_id)
+            else:
+                log.warning(
+                    "run %s had ended already (%s): its end as seen here is not recorded", result.run_id, previous
+                )
+            return
         if result.escalation is not None:
             esc = result.escalation
             session.add(

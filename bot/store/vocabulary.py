@@ -81,7 +81,9 @@ class AuditAction(StrEnum):
     RUN_RESUMED = "run_resumed"
     RUN_FINISHED = "run_finished"
     RUN_CANCELLED = "run_cancelled"  # ended before it could start (Parley stopped first)
-    RUN_RECOVERED = "run_recovered"  # ended by the stale-run job: a dead process left it behind
+    # Left behind by a process that stopped: taken over (queued), ended honestly (running), or recorded as its
+    # thread already shows it (a live process found it; `detail.outcome` says which).
+    RUN_RECOVERED = "run_recovered"
     RESUME_REFUSED = "resume_refused"  # approved, but its saved state could not be resumed
     REVIEW_APPROVED = "review_approved"
     REVIEW_REJECTED = "review_rejected"

@@ -11,7 +11,7 @@ from typing import get_args
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import CheckConstraint, Enum, inspect, select, text
+from sqlalchemy import CheckConstraint, Enum, insert, inspect, select, text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from agent import CritiqueVerdictMade, DecisionKind, Escalation, FinalRejected, RunStatus, TerminationReason
@@ -33,6 +33,7 @@ from tests.bot.store.recording import fetch
 
 NOW = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 STORE_TABLES = {table.name for table in Base.metadata.sorted_tables}
+TABLES_0004 = STORE_TABLES - {"run_owners"}  # the tables at revisions 0003 and 0004
 TRIGGERS = {"postgresql": {"audit_events_append_only"}, "sqlite": {"audit_events_no_update", "audit_events_no_delete"}}
 
 
@@ -42,10 +43,13 @@ def a_run(run_id: str = "run-1", **values) -> Run:
 
 
 async def seed(db: Database) -> None:
-    """One run with a row in every child table, written through the ORM as the recorder writes."""
+    """One run with a row in every child table, written through the ORM as the recorder writes (the run's
+    row names only the columns it sets, so an older schema without the newer columns takes it too)."""
     async with db.sessions() as session, session.begin():
-        session.add(a_run())
-        await session.flush()
+        run = a_run()
+        await session.execute(
+            insert(Run).values({c.key: getattr(run, c.key) for c in Run.__table__.columns if c.key in run.__dict__})
+        )
         session.add_all(
             [
                 Step(run_id="run-1", step=1, decision="tool_calls", at=NOW),
@@ -371,10 +375,10 @@ async def test_schema_0004_keeps_the_rows_it_finds_and_checks_decisions_and_acti
                     "VALUES ('run-1', 'review', 'retried', '[]', CURRENT_TIMESTAMP)"
                 )
             )
-        before = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in STORE_TABLES}
+        before = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0004}
 
-        await upgrade(db)
-        after = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in STORE_TABLES}
+        await upgrade(db, "0004")
+        after = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0004}
         with pytest.raises(IntegrityError, match="ck_audit_events_action"):
             async with db.engine.begin() as conn:
                 await conn.execute(text(unknown_action))
@@ -388,6 +392,39 @@ async def test_schema_0004_keeps_the_rows_it_finds_and_checks_decisions_and_acti
         with pytest.raises(DBAPIError, match="append-only"):
             async with db.engine.begin() as conn:
                 await conn.execute(text("UPDATE audit_events SET actor = 'mallory'"))
+    finally:
+        await db.aclose()
+
+    assert after == before
+
+
+@pytest.mark.parametrize("backend", ["postgresql", "sqlite"])
+async def test_schema_0005_adds_run_ownership_and_keeps_the_runs_it_finds(
+    backend: str, make_pg_database: MakeDatabase, tmp_path: Path
+) -> None:
+    url = pg_url_of(await make_pg_database()) if backend == "postgresql" else f"sqlite:///{tmp_path / 'old.db'}"
+    db = connect(url)
+    try:
+        await upgrade(db, "0004")
+        await seed(db)  # a run left `running` by the version before: it has no owner
+        before = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0004}
+
+        await upgrade(db, "0005")
+        [run] = await fetch(db, "SELECT id, status, owner FROM runs")
+        assert run == {"id": "run-1", "status": "running", "owner": None}
+        assert await fetch(db, "SELECT * FROM run_owners") == []
+        async with db.engine.begin() as conn:
+            await conn.execute(
+                text(
+                    "INSERT INTO run_owners (id, host, pid, started_at, beat_at, expires_at) "
+                    "VALUES ('host:1:ab', 'host', 1, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+                )
+            )
+            await conn.execute(text("UPDATE runs SET owner = 'host:1:ab'"))
+
+        await downgrade(db, "0004")
+        assert "run_owners" not in await table_names(db)
+        after = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0004}
     finally:
         await db.aclose()
 

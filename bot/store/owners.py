@@ -1,0 +1,146 @@
+"""Owners: which live process holds each queued or running run, and the heartbeat that says it is alive.
+
+Every process that holds runs (`parley serve`, `parley ask`, …) has a row in `run_owners` whose hold lasts
+until `expires_at`; its heartbeat moves that forward. A queued or running run belongs to the process named
+in `runs.owner`; it is left behind (an orphan) only when that owner's hold ran out or it stopped — never
+because the run waited long. Each change a live process makes to an orphan is one conditional UPDATE on the
+owner it found, so two replicas recovering at once never handle one run twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import ColumnElement, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from agent import RunStatus, TerminationReason
+from bot.store.database import Database, rows_changed
+from bot.store.models import AuditEvent, OwnerRecord, Run
+from bot.store.vocabulary import AuditAction
+
+HELD = (RunStatus.QUEUED, RunStatus.RUNNING)  # the statuses a run has while a process holds it
+RECOVERER = "parley:recovery"
+
+
+@dataclass(frozen=True)
+class ShownEnd:
+    """How a run's thread already shows it ended (its last message says so), as the store records it."""
+
+    status: RunStatus
+    reason: TerminationReason
+    answer: str
+    message_ts: str
+
+
+async def beat(db: Database, owner: str, *, host: str, pid: int, now: datetime, hold_s: float) -> bool:
+    """Register `owner` or renew its hold until `now + hold_s`; False when it stopped (it never comes back)."""
+    insert = sqlite_insert if db.is_sqlite else pg_insert
+    until = now + timedelta(seconds=hold_s)
+    statement = (
+        insert(OwnerRecord)
+        .values(id=owner, host=host, pid=pid, started_at=now, beat_at=now, expires_at=until)
+        .on_conflict_do_update(
+            index_elements=[OwnerRecord.id],
+            set_={"beat_at": now, "expires_at": until},
+            where=OwnerRecord.stopped_at.is_(None),
+        )
+    )
+    async with db.sessions() as session, session.begin():
+        return await rows_changed(session, statement) == 1
+
+
+async def stop(db: Database, owner: str, *, now: datetime) -> None:
+    """`owner` holds nothing any more: whatever it left queued or running is an orphan at once."""
+    async with db.sessions() as session, session.begin():
+        await session.execute(update(OwnerRecord).where(OwnerRecord.id == owner).values(stopped_at=now, expires_at=now))
+
+
+async def orphans(db: Database, *, now: datetime, limit: int) -> list[Run]:
+    """Queued and running runs whose owner's hold ran out, who stopped, or who is unknown, oldest first."""
+    alive = select(OwnerRecord.id).where(OwnerRecord.stopped_at.is_(None), OwnerRecord.expires_at > now)
+    async with db.sessions() as session:
+        found = await session.scalars(
+            select(Run)
+            .where(Run.status.in_(HELD), or_(Run.owner.is_(None), Run.owner.not_in(alive)))
+            .order_by(Run.created_at, Run.id)
+            .limit(limit)
+        )
+        return list(found.all())
+
+
+async def take_over(db: Database, run: Run, owner: str, *, now: datetime) -> bool:
+    """Make `owner` the holder of an orphaned queued run (nothing was done yet); False when it moved on or
+    another process took it first."""
+    return await _recover(
+        db, run, RunStatus.QUEUED, {"owner": owner}, now=now, detail={"outcome": "taken_over", "by": owner}
+    )
+
+
+async def record_shown_end(db: Database, run: Run, shown: ShownEnd, *, now: datetime) -> bool:
+    """Record an orphan as its thread shows it ended (the process that told people died before the store
+    took it): what was shown stands; the trace is incomplete. False when it moved on meanwhile."""
+    values = {
+        "status": shown.status,
+        "termination_reason": shown.reason,
+        "answer": shown.answer,
+        "trace_complete": False,
+        "finished_at": now,
+    }
+    detail = {"outcome": "as_shown", "message_ts": shown.message_ts, "termination_reason": shown.reason.value}
+    return await _recover(db, run, run.status, values, now=now, detail=detail, to_status=shown.status)
+
+
+async def end_orphan(db: Database, run: Run, answer: str, *, steps: int, tool_calls: int, now: datetime) -> bool:
+    """End an orphan honestly, `degraded`/`cancelled` with `answer` — never run again, since a tool call in
+    flight may have had its effect. False when it moved on meanwhile."""
+    reason = TerminationReason.CANCELLED
+    values = {
+        "status": reason.status,
+        "termination_reason": reason,
+        "answer": answer,
+        "finished_at": now,
+        "steps": steps,
+        "tool_calls": tool_calls,
+    }
+    detail = {"outcome": "ended", "termination_reason": reason.value, "steps_done": steps}
+    return await _recover(db, run, run.status, values, now=now, detail=detail, to_status=reason.status)
+
+
+async def _recover(
+    db: Database,
+    run: Run,
+    status: RunStatus,
+    values: dict[str, Any],
+    *,
+    now: datetime,
+    detail: dict[str, Any],
+    to_status: RunStatus | None = None,
+) -> bool:
+    """One conditional UPDATE on the status and owner the orphan was found with, and its audit event."""
+    same_owner: ColumnElement[bool] = Run.owner.is_(None) if run.owner is None else Run.owner == run.owner
+    async with db.sessions() as session, session.begin():
+        changed = await rows_changed(
+            session,
+            update(Run)
+            .where(Run.id == run.id, Run.status == status, same_owner)
+            .values(**values)
+            .execution_options(synchronize_session=False),
+        )
+        if changed != 1:
+            return False
+        session.add(
+            AuditEvent(
+                run_id=run.id,
+                at=now,
+                actor=RECOVERER,
+                action=AuditAction.RUN_RECOVERED,
+                from_status=status,
+                to_status=to_status or status,
+                detail={"left_by": run.owner, **detail},
+            )
+        )
+    return True
