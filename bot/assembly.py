@@ -30,8 +30,9 @@ from agent import (
     build_tools,
 )
 from bot.config_file import LoadedConfig
-from bot.jobs import Jobs
+from bot.jobs import Jobs, Recovery
 from bot.notifier import LogNotifier, Notifier
+from bot.owner import RunOwner
 from bot.review.config import ReviewConfig
 from bot.runs import RunService
 from bot.settings import Settings
@@ -131,8 +132,10 @@ def build_slack_bot(
             channel,
         )
     board = ReviewBoard(db, app.client, review, channel=channel)
-    runs = RunService(db, board, agent)
+    owner = RunOwner(db, heartbeat_s=review.heartbeat_s, stale_after_s=review.stale_after_s)
+    runs = RunService(db, board, agent, owner=owner)
     queue = RunQueue(db, runs, app.client, size=settings.workers, min_interval_s=update_interval_s)
     reviewers = Reviewers(review, app.client)
-    jobs = Jobs(db, review, board) if run_jobs else None
-    return SlackBot(app, db, runs, queue, reviewers, board, jobs=jobs, llm_url=llm_url)
+    jobs = Jobs(db, review, board, owner=owner.id) if run_jobs else None
+    recovery = Recovery(db, owner, board, queue) if run_jobs else None
+    return SlackBot(app, db, runs, queue, reviewers, board, jobs=jobs, recovery=recovery, llm_url=llm_url)

@@ -2,6 +2,8 @@
 
 The application service (`bot.runs`) and the timed jobs change the store first, then tell the notifier,
 once per change. A notifier that raises loses that one message (logged by the caller); the change stands.
+Before a run left behind by a stopped process is ended, the notifier is asked what its people were already
+shown (`shown_end`), so that nothing contradicting it is said.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any, Protocol
 
 from agent import RunResult, exception_line
 from bot.store.models import EscalationRecord, Run
+from bot.store.owners import ShownEnd
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +35,12 @@ class Notifier(Protocol):
         """An escalation has waited `remind_after_minutes` without a decision: nudge the reviewers."""
 
     async def stale_ended(self, run: Run) -> None:
-        """A run left `running` or `queued` by a process that died was ended `degraded`/`cancelled`."""
+        """A run left `running` or `queued` by a process that stopped was ended `degraded`/`cancelled`: its
+        notice replaces the run's placeholder."""
+
+    async def shown_end(self, run: Run) -> ShownEnd | None:
+        """How the run's people were already told it ended, if they were (None: told nothing final); raises
+        when that cannot be known now (then nothing is said, and the question is asked again later)."""
 
 
 class LogNotifier:
@@ -53,6 +61,9 @@ class LogNotifier:
 
     async def stale_ended(self, run: Run) -> None:
         log.info("run %s, left unfinished by a stopped process, was ended %s", run.id, run.status)
+
+    async def shown_end(self, run: Run) -> ShownEnd | None:
+        return None  # the log tells nobody: nothing was shown that could be contradicted
 
 
 async def tell(send: Callable[..., Awaitable[None]], *items: Any, what: str) -> None:

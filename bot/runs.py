@@ -4,7 +4,8 @@ The command line, Slack's listeners and workers and the timed jobs are adapters 
 parse what people did, call one method, and show the typed result in their medium. The engine decides how
 a run ended (`RunResult.outcome`); the store records it (`StoreRecorder`); this service acts on it — a run
 that ends waiting for people is shown to the reviewers, a decision is announced — and tells people only
-through its `Notifier`, after the change is committed.
+through its `Notifier`, after the change is committed. Every run it queues, starts or resumes is held by its
+`RunOwner` (this process) until it ends; an end the database cannot take yet is kept by the owner.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from datetime import datetime
 
 from agent import Agent, Exchange, FanoutRecorder, Recorder, RunResult, RunStatus
 from bot.notifier import Notifier, tell
+from bot.owner import RunOwner
 from bot.review.service import (
     Decision,
     HeldCallsChanged,
@@ -63,12 +65,16 @@ def origin_of(run: Run) -> RunOrigin:
 class RunService:
     """Every way a run starts, goes on, is decided or ends early — recorded first, then told."""
 
-    def __init__(self, db: Database, notifier: Notifier, agent: Agent | None = None) -> None:
+    def __init__(
+        self, db: Database, notifier: Notifier, agent: Agent | None = None, *, owner: RunOwner | None = None
+    ) -> None:
         """Without an `agent` the service decides, retries and cancels, but runs nothing (`parley review
-        reject` needs no LLM)."""
+        reject` needs no LLM). Without an `owner`, this process holds its runs under an owner of its own,
+        heartbeating only while a run goes on (the command line)."""
         self._db = db
         self.notifier = notifier
         self._engine = agent
+        self.owner = owner or RunOwner(db)
 
     @property
     def _agent(self) -> Agent:
@@ -90,10 +96,14 @@ class RunService:
         watchers: Sequence[Recorder] = (),
     ) -> RunResult:
         """Run the question to its end, recorded; a run that waits for people is shown to the reviewers."""
-        recorder = FanoutRecorder(StoreRecorder(self._db, origin), *watchers)
-        result = await self._agent.run(question, run_id=run_id, history=history, recorder=recorder)
+        async with self.owner.holding():
+            recorder = FanoutRecorder(self._recorder(origin), *watchers)
+            result = await self._agent.run(question, run_id=run_id, history=history, recorder=recorder)
         await self._after_run(result)
         return result
+
+    def _recorder(self, origin: RunOrigin) -> StoreRecorder:
+        return StoreRecorder(self._db, origin, owner=self.owner.id, pending=self.owner.pending)
 
     async def escalation_of(self, run_id: str) -> tuple[EscalationRecord | None, Run | None]:
         """The run's newest escalation (pending or decided) and the run."""
@@ -124,8 +134,9 @@ class RunService:
         run = await load_run(self._db, run_id)
         if run is None:  # removed between the two reads
             return NotResumed(run_id, f"run {run_id} no longer exists")
-        recorder = FanoutRecorder(StoreRecorder(self._db, origin_of(run)), *watchers)
-        result = await self._agent.resume(snapshot, approved_by=approved_by, recorder=recorder)
+        async with self.owner.holding():
+            recorder = FanoutRecorder(self._recorder(origin_of(run)), *watchers)
+            result = await self._agent.resume(snapshot, approved_by=approved_by, recorder=recorder)
         if not thread_watched:
             await tell(self.notifier.resumed, run, result, what=f"the result of resumed run {run_id}")
         await self._after_run(result)
@@ -144,19 +155,28 @@ class RunService:
     ) -> Settled:
         """Record one decision on the run's pending escalation, unless someone decided first.
 
-        An approved held action leaves the run `running` (it is resumed next, by `resume`); a retried run
-        keeps its honest engine outcome (`degraded`). With `announce`, people are told at once; a caller that
-        must answer Slack first passes False and calls `announce` itself.
+        An approved held action leaves the run `running`, held by this process (it is resumed next, by
+        `resume`); a retried run keeps its honest engine outcome (`degraded`). With `announce`, people are told
+        at once; a caller that must answer Slack first passes False and calls `announce` itself.
         """
         escalation, _ = await current_escalation(self._db, run_id)
         held = escalation is not None and escalation.kind == EscalationKind.HELD_ACTION
-        run_status = None
+        run_status = owner = None
         if decision is Decision.APPROVED and held:
-            run_status = RunStatus.RUNNING
+            run_status, owner = RunStatus.RUNNING, self.owner.id
+            await self.owner.beat()  # registered before any run names it; `resume` holds it from there
         elif decision is Decision.RETRIED:
             run_status = RunStatus.DEGRADED
         settled = await settle(
-            self._db, run_id, decision, actor=actor, reason=reason, final_answer=answer, run_status=run_status, now=now
+            self._db,
+            run_id,
+            decision,
+            actor=actor,
+            reason=reason,
+            final_answer=answer,
+            run_status=run_status,
+            owner=owner,
+            now=now,
         )
         if announce:
             await self.announce(settled)
@@ -173,11 +193,12 @@ class RunService:
         settled = await self.decide(run_id, Decision.RETRIED, actor=actor)
         if not settled.won or settled.run is None:
             return Retried(settled, None)
-        return Retried(settled, await enqueue_retry(self._db, settled.run))
+        return Retried(settled, await enqueue_retry(self._db, settled.run, owner=self.owner.id))
 
-    async def cancel_unstarted(self, run_id: str, why: str) -> bool:
-        """A queued run that cannot start ends `degraded`/`cancelled` with `why` as its answer."""
-        return await cancel_queued(self._db, run_id, why)
+    async def cancel_unstarted(self, run_id: str, why: str) -> None:
+        """A queued run that cannot start ends `degraded`/`cancelled` with `why` as its answer — now, or when
+        the database is back (its owner keeps the write): its thread is told `why` once, and only that."""
+        await self.owner.pending.write(run_id, lambda: cancel_queued(self._db, run_id, why))
 
     async def _after_run(self, result: RunResult) -> None:
         if result.status is not RunStatus.AWAITING_REVIEW:

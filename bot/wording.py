@@ -59,6 +59,18 @@ class InThread:
     FOLDED = "… {count} folded"
     FAILURE = "⚠️ I couldn't answer this: {problem}"
     FAILURE_RUN = "If you tell an operator, mention run `{run}`."
+    # A run whose process stopped (a crash, a kill) before it ended: its notice, and its recorded answer.
+    STOPPED_AFTER_STEP = (
+        "Parley stopped (a crash or restart) while answering this question; step {steps} was the last one on "
+        "record, and nothing will go on from there. Please ask again."
+    )
+    STOPPED_BEFORE_A_STEP = (
+        "Parley stopped (a crash or restart) while answering this question, before any step of it was on record. "
+        "Please ask again."
+    )
+    STOPPED_BEFORE_START = (
+        "Parley stopped (a crash or restart) before it started on this question, so nothing was done. Please ask again."
+    )
 
 
 class InCommand:

@@ -11,9 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import os
-import secrets
-import socket
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
@@ -23,6 +20,7 @@ from agent import exception_line
 from bot.jobs.leases import claim, release
 from bot.jobs.sweeps import SWEEPS, Sweep
 from bot.notifier import Notifier
+from bot.owner import process_id
 from bot.review.config import ReviewConfig
 from bot.store.database import Database
 
@@ -33,11 +31,6 @@ log = logging.getLogger(__name__)
 DUE_TOLERANCE = 0.1
 SHUTDOWN_GRACE_S = 10.0
 MAX_OUTCOME_CHARS = 500
-
-
-def default_owner() -> str:
-    """This process among the replicas: host, pid, and a random tag (pids repeat across restarts)."""
-    return f"{socket.gethostname()[:80]}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
 class Jobs:
@@ -58,7 +51,7 @@ class Jobs:
         self._config = config
         self._notifier = notifier
         self._clock = clock or (lambda: datetime.now(UTC))
-        self.owner = owner or default_owner()
+        self.owner = owner or process_id()  # `parley serve` gives its RunOwner's id: one id per process
         # How long a tick may hold its job's lease: one interval by default, when the next tick comes anyway.
         # Its sweep is cut off there, so a lease outlives no sweep, and a replica that dies (or loses the
         # database) holding a lease delays that job by at most one interval.

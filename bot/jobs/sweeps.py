@@ -1,4 +1,4 @@
-"""The timed jobs' sweeps: remind reviewers, expire undecided escalations, end stale runs, purge payloads.
+"""The timed jobs' sweeps: announce and remind escalations, expire undecided ones, purge payloads.
 
 Each sweep is given `now` (the scheduler's clock) and returns how many items it handled. Every item is
 handled in its own short transaction and claimed by a conditional UPDATE, so two replicas sweeping at the
@@ -11,15 +11,14 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from sqlalchemy import func, null, select, update
+from sqlalchemy import null, select, update
 
-from agent import Limits, RunStatus, TerminationReason
+from agent import RunStatus
 from bot.notifier import Notifier, tell
 from bot.review.config import ReviewConfig
 from bot.runs import RunService
-from bot.store.conversations import cancel_run
 from bot.store.database import Database, rows_changed
-from bot.store.models import AuditEvent, EscalationRecord, Run, Step, ToolCallRecord
+from bot.store.models import AuditEvent, EscalationRecord, Run, ToolCallRecord
 from bot.store.vocabulary import AuditAction, Decision, EscalationStatus
 
 __all__ = [
@@ -28,7 +27,6 @@ __all__ = [
     "announce",
     "expire",
     "purge",
-    "recover_stale",
     "remind",
 ]
 
@@ -37,20 +35,6 @@ log = logging.getLogger(__name__)
 ACTOR = "parley:scheduler"
 MAX_ITEMS_PER_PASS = 500  # a pass stays short; whatever is left is the next tick's
 PURGE_BATCH = 1000
-DEFAULT_RUN_BUDGET_S = Limits().run_timeout_s  # for runs recorded without their limits
-
-# What the thread is told when a run was left behind by a process that died.
-STALE_RUNNING = (
-    "Parley stopped (a crash or restart) before it finished this question; nothing after step {steps} was done. "
-    "Please ask again."
-)
-STALE_RUNNING_NO_STEP = (
-    "Parley stopped (a crash or restart) before it finished this question, before its first step was done. "
-    "Please ask again."
-)
-STALE_QUEUED = (
-    "Parley stopped (a crash or restart) before it started on this question, so nothing was done. Please ask again."
-)
 
 
 class Sweep(Protocol):
@@ -134,55 +118,6 @@ async def expire(db: Database, config: ReviewConfig, notifier: Notifier, *, now:
     return handled
 
 
-async def recover_stale(db: Database, config: ReviewConfig, notifier: Notifier, *, now: datetime) -> int:
-    """End runs a dead process left `running` or `queued`: `degraded`/`cancelled`, with an honest answer.
-
-    A live run ends within its wall-clock budget (`run_timeout_s`, recorded in the run's `limits`), so a
-    run still `running` `stale_after_minutes` past that budget has nobody working on it; a run still
-    `queued` `stale_after_minutes` after it was asked was lost with the process that queued it. Such runs
-    are ended, not resumed: the effect of a tool call that was in flight is unknown.
-    """
-    grace = timedelta(minutes=config.stale_after_minutes)
-    # A run resumed after a reviewer's approval is `running` again from the decision on, not from its start.
-    resumed_at = (
-        select(func.max(AuditEvent.at))
-        .where(AuditEvent.run_id == Run.id, AuditEvent.to_status == RunStatus.RUNNING.value)
-        .scalar_subquery()
-    )
-    async with db.sessions() as session:
-        running = (
-            await session.execute(
-                select(Run.id, Run.started_at, Run.created_at, Run.limits, resumed_at)
-                .where(
-                    Run.status == RunStatus.RUNNING.value,
-                    func.coalesce(Run.started_at, Run.created_at) < now - grace,
-                )
-                .order_by(Run.created_at, Run.id)
-            )
-        ).all()
-        queued = (
-            await session.scalars(
-                select(Run.id)
-                .where(Run.status == RunStatus.QUEUED.value, Run.created_at < now - grace)
-                .order_by(Run.created_at, Run.id)
-                .limit(MAX_ITEMS_PER_PASS)
-            )
-        ).all()
-    stale = [(run_id, RunStatus.QUEUED) for run_id in queued]
-    for run_id, started_at, created_at, limits, resumed in running:
-        since = max(t for t in (started_at, resumed, created_at) if t is not None)
-        if since + timedelta(seconds=_budget_s(limits)) + grace < now:
-            stale.append((run_id, RunStatus.RUNNING))
-    handled = 0
-    for run_id, status in stale:
-        ended = await _end_stale(db, run_id, status, now)
-        if ended is None:
-            continue  # it moved on meanwhile, or another replica ended it first
-        handled += 1
-        await tell(notifier.stale_ended, ended, what=f"the notice that run {run_id} was ended")
-    return handled
-
-
 async def purge(db: Database, config: ReviewConfig, notifier: Notifier, *, now: datetime) -> int:
     """Drop raw tool payloads and resumable snapshots older than `retention_days`.
 
@@ -225,11 +160,10 @@ async def purge(db: Database, config: ReviewConfig, notifier: Notifier, *, now: 
     return payloads + snapshots
 
 
-# The order a pass runs them in: a stale run is ended before anything else looks at it, and an
-# escalation past its time is expired before a reminder could be sent for it.
+# The order a pass runs them in: an escalation past its time is expired before a reminder could be sent for it.
+# (Runs left behind by a stopped process are recovered every heartbeat, not here: `bot.jobs.recovery`.)
 SWEEPS: dict[str, Sweep] = {
     "announce": announce,
-    "recover_stale": recover_stale,
     "expire": expire,
     "remind": remind,
     "purge": purge,
@@ -267,32 +201,6 @@ async def _claim_reminder(db: Database, escalation_id: int, now: datetime) -> tu
     return escalation, run
 
 
-async def _end_stale(db: Database, run_id: str, stale: RunStatus, now: datetime) -> Run | None:
-    async with db.sessions() as session:
-        steps = await session.scalar(select(func.max(Step.step)).where(Step.run_id == run_id)) or 0
-        calls = select(func.count()).select_from(ToolCallRecord).where(ToolCallRecord.run_id == run_id)
-        tool_calls = await session.scalar(calls) or 0
-    if stale is RunStatus.QUEUED:
-        answer = STALE_QUEUED
-    else:
-        answer = STALE_RUNNING.format(steps=steps) if steps else STALE_RUNNING_NO_STEP
-    return await cancel_run(
-        db,
-        run_id,
-        from_statuses=(stale,),
-        answer=answer,
-        actor=ACTOR,
-        action=AuditAction.RUN_RECOVERED,
-        detail={
-            "termination_reason": TerminationReason.CANCELLED.value,
-            "steps_done": steps,
-            "why": "left by a stopped process",
-        },
-        values={"steps": steps, "tool_calls": tool_calls},
-        now=now,
-    )
-
-
 async def _purge_batches(db: Database, model: type[Any], conditions: tuple[Any, ...], values: dict[str, Any]) -> int:
     purged = 0
     while True:
@@ -310,10 +218,3 @@ async def _purge_batches(db: Database, model: type[Any], conditions: tuple[Any, 
                 .execution_options(synchronize_session=False),
             )
             purged += done
-
-
-def _budget_s(limits: Any) -> float:
-    budget = limits.get("run_timeout_s") if isinstance(limits, dict) else None
-    if isinstance(budget, int | float) and not isinstance(budget, bool) and budget > 0:
-        return float(budget)
-    return DEFAULT_RUN_BUDGET_S

@@ -3,7 +3,11 @@ goes to people, is the engine's: `AgentConfig.escalate_on`, agent/escalation.py)
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from bot.owner import DEFAULT_HEARTBEAT_S, DEFAULT_STALE_AFTER_S
 
 
 class ReviewConfig(BaseModel):
@@ -18,8 +22,30 @@ class ReviewConfig(BaseModel):
     remind_after_minutes: float = Field(30, gt=0)
     expire_after_hours: float = Field(24, gt=0)
     retention_days: float = Field(30, gt=0)  # raw tool payloads older than this are purged
-    stale_after_minutes: float = Field(15, gt=0)  # a run `running` or `queued` this long past its budget is stale
     job_interval_s: float = Field(60, gt=0)  # how often the timed jobs look for work
+    # A process renews its hold on the runs it owns every `heartbeat_s`; one that has not for `stale_after_s`
+    # is gone: its queued runs are taken over, its running runs ended (recovery runs every heartbeat).
+    heartbeat_s: float = Field(DEFAULT_HEARTBEAT_S, gt=0)
+    stale_after_s: float = Field(DEFAULT_STALE_AFTER_S, gt=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_time_based_staleness(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "stale_after_minutes" in data:
+            raise ValueError(
+                "stale_after_minutes is gone: a run is stale only when the process holding it stops renewing its "
+                "heartbeat (review.heartbeat_s, review.stale_after_s), never because it waited"
+            )
+        return data
+
+    @model_validator(mode="after")
+    def _heartbeats_before_stale(self) -> ReviewConfig:
+        if self.stale_after_s < 2 * self.heartbeat_s:
+            raise ValueError(
+                f"stale_after_s ({self.stale_after_s:g}) must be at least two heartbeats ({2 * self.heartbeat_s:g}): "
+                "one late heartbeat must not look like a dead process"
+            )
+        return self
 
     @field_validator("reviewers")
     @classmethod

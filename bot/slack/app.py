@@ -21,7 +21,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from agent import InvalidQuestion, exception_line
-from bot.jobs.scheduler import Jobs
+from bot.jobs import Jobs, Recovery
 from bot.runs import RunService
 from bot.settings import Settings
 from bot.slack.commands import register_commands
@@ -104,6 +104,7 @@ class SlackBot:
         review_board: ReviewBoard,
         *,
         jobs: Jobs | None = None,
+        recovery: Recovery | None = None,
         llm_url: str | None = None,
     ) -> None:
         self.app = app
@@ -114,6 +115,7 @@ class SlackBot:
         self.reviewers = reviewers
         self.review_board = review_board
         self.jobs = jobs
+        self.recovery = recovery
         self._llm_url = llm_url
         self._handler = AsyncSlackRequestHandler(app, path=EVENTS_PATH)
         self._background: set[asyncio.Task[None]] = set()
@@ -125,20 +127,28 @@ class SlackBot:
         app.event(re.compile(".*"))(self._on_other_event)  # acknowledged, nothing to do
 
     async def start(self) -> None:
-        """Workers, reviewer group, timed jobs; then start-up's objects are frozen for the collector."""
+        """The hold on runs, workers, reviewer group, timed jobs, recovery; then start-up's objects are frozen
+        for the collector."""
+        await self._runs.owner.start()
         self.queue.start()
         self._in_background(self.reviewers.warm())
         if self.jobs is not None:
             self.jobs.start()
+        if self.recovery is not None:
+            self.recovery.start()
         # The ~200k objects of start-up (bolt, SQLAlchemy, pydantic) never die; frozen, the collector
         # stops re-walking them on every full pass (70-120 ms each, which stalled Slack's acks).
         gc.collect()
         gc.freeze()
 
     async def stop(self) -> None:
+        """Nothing new is recovered or run; unfinished threads are told; then the hold on runs ends."""
+        if self.recovery is not None:
+            await self.recovery.stop()
         if self.jobs is not None:
             await self.jobs.shutdown()
         await self.queue.stop()
+        await self._runs.owner.stop()
 
     async def _on_message(self, body: dict[str, Any], context: Any) -> None:
         """The listener: decide, record, hand over. Nothing slow happens here (Slack's 3-second rule)."""
@@ -181,7 +191,7 @@ class SlackBot:
         Slack was already answered (bolt acks before the listener runs), so waiting here costs nobody the
         3-second rule; only a database that cannot be reached is reported as down.
         """
-        return await patiently(lambda: enqueue(self._db, ask))
+        return await patiently(lambda: enqueue(self._db, ask, owner=self._runs.owner.id))
 
     async def _on_other_event(self, body: dict[str, Any]) -> None:
         event = body.get("event") if isinstance(body, dict) else None
@@ -202,6 +212,7 @@ class SlackBot:
             report["database"] = f"unreachable: {exc}"
         report["llm"] = await _llm_reachability(self._llm_url)
         report["queue"] = f"{self.queue.busy} running, {self.queue.waiting} waiting"
+        report["pending_ends"] = str(len(self._runs.owner.pending))  # finished runs the database has not taken yet
         return (200 if report["database"] == "ok" else 503), report
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

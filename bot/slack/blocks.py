@@ -61,10 +61,12 @@ _ENTITY = re.compile(r"&[a-z]{0,3}$")
 
 @dataclass(frozen=True)
 class SlackMessage:
-    """One message to post (or to update in place): plain-text fallback and Block Kit blocks."""
+    """One message to post (or to update in place): plain-text fallback, Block Kit blocks, and the message
+    metadata apps read back (`bot.slack.marks`), if any."""
 
     text: str
     blocks: list[dict[str, Any]] = field(default_factory=list)
+    metadata: dict[str, Any] | None = None
 
 
 def escape(text: str) -> str:

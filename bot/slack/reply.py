@@ -48,7 +48,11 @@ class ThreadReply:
         try:
             response = await slack_call(
                 self._client.chat_postMessage(
-                    channel=self.channel, thread_ts=self.thread_ts, text=message.text, blocks=message.blocks
+                    channel=self.channel,
+                    thread_ts=self.thread_ts,
+                    text=message.text,
+                    blocks=message.blocks,
+                    metadata=message.metadata,
                 )
             )
         except SlackFailure as exc:
@@ -111,7 +115,9 @@ class ThreadReply:
     async def _update(self, ts: str, message: SlackMessage) -> bool:
         try:
             await slack_call(
-                self._client.chat_update(channel=self.channel, ts=ts, text=message.text, blocks=message.blocks)
+                self._client.chat_update(
+                    channel=self.channel, ts=ts, text=message.text, blocks=message.blocks, metadata=message.metadata
+                )
             )
         except SlackFailure as exc:
             log.warning("updating %s in %s failed: %s", self.ts, self.channel, exc)

@@ -13,7 +13,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from agent import RunResult
+from agent import RunResult, TerminationReason
 from bot.age import age
 from bot.review.config import ReviewConfig
 from bot.review.service import (
@@ -25,6 +25,7 @@ from bot.review.service import (
 from bot.runs import RunService
 from bot.slack.blocks import SlackMessage, answer_messages
 from bot.slack.gateway import SlackFailure, slack_call
+from bot.slack.marks import mark_ended, shown_end
 from bot.slack.review_blocks import (
     ANSWER_BLOCK,
     ANSWER_INPUT,
@@ -49,32 +50,18 @@ from bot.slack.review_blocks import (
 from bot.slack.reviewers import Reviewers
 from bot.slack.workers import RunQueue
 from bot.store import Database, Decision, EscalationKind, EscalationStatus
-from bot.store.conversations import SlackAsk
+from bot.store.conversations import ask_of
 from bot.store.models import EscalationRecord, Run
+from bot.store.owners import ShownEnd
 from bot.store.stored_run import escalated_run
 
 log = logging.getLogger(__name__)
 
+MAX_THREAD_PAGES = 5  # a thread read back for a run's end: 1,000 messages, past any real conversation
+
 
 def actor_of(user: str) -> str:
     return f"slack:{user}"
-
-
-def ask_of(run: Run, esc: EscalationRecord) -> SlackAsk:
-    """Where a resumed or retried run answers: its own thread, or for a run asked outside Slack (the command
-    line) the reviewer message's thread, so the reviewers see what their decision led to."""
-    if run.channel_id and run.thread_ts:
-        channel, thread = run.channel_id, run.thread_ts
-    else:
-        channel, thread = esc.review_channel or "", esc.review_ts or ""
-    return SlackAsk(
-        workspace_id=run.workspace_id or "",
-        channel_id=channel,
-        thread_ts=thread,
-        trigger_ts=run.trigger_ts or "",
-        asker=run.asker,
-        question=run.question,
-    )
 
 
 class ReviewBoard:
@@ -162,12 +149,14 @@ class ReviewBoard:
     ) -> Any:
         """Post `message` in `channel` (in `thread_ts`), or update message `ts` there; Slack's answer, or None,
         logged, when Slack refused or could not be reached (a lost message never undoes a decision)."""
-        text, blocks = message.text, message.blocks
+        text, blocks, metadata = message.text, message.blocks, message.metadata
         try:
             if ts is None:
-                call = self._client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text, blocks=blocks)
+                call = self._client.chat_postMessage(
+                    channel=channel, thread_ts=thread_ts, text=text, blocks=blocks, metadata=metadata
+                )
             else:
-                call = self._client.chat_update(channel=channel, ts=ts, text=text, blocks=blocks)
+                call = self._client.chat_update(channel=channel, ts=ts, text=text, blocks=blocks, metadata=metadata)
             return await slack_call(call)
         except SlackFailure as exc:
             log.log(level, "could not %s: %s", what, exc)
@@ -197,8 +186,34 @@ class ReviewBoard:
         )
 
     async def stale_ended(self, run: Run) -> None:
+        """The run's notice replaces its placeholder (a new message when it has none), marked as its end."""
+        if not run.channel_id or not run.thread_ts:
+            return
         stopped = run.answer or "Parley stopped before it finished this question."
-        await self.tell_thread(run, notice(stopped, run.id, f"⚠️ {run.status} · {run.termination_reason}"))
+        reason = run.termination_reason or TerminationReason.CANCELLED
+        [message] = mark_ended([notice(stopped, run.id, f"⚠️ {run.status} · {reason}")], run.id, run.status, reason)
+        what = f"tell the thread of run {run.id} that it was ended"
+        if run.reply_ts is None or await self._send(message, what, channel=run.channel_id, ts=run.reply_ts) is None:
+            await self.tell_thread(run, message)
+
+    async def shown_end(self, run: Run) -> ShownEnd | None:
+        """The run's end as its thread shows it (its marked message), read back from Slack; SlackFailure when
+        the thread cannot be read."""
+        if not run.channel_id or not run.thread_ts:
+            return None
+        messages: list[dict[str, Any]] = []
+        cursor = None
+        for _ in range(MAX_THREAD_PAGES):
+            page = await slack_call(
+                self._client.conversations_replies(
+                    channel=run.channel_id, ts=run.thread_ts, include_all_metadata=True, cursor=cursor, limit=200
+                )
+            )
+            messages.extend(page.get("messages") or [])
+            cursor = (page.get("response_metadata") or {}).get("next_cursor")
+            if not cursor:
+                break
+        return shown_end(messages, run.id)
 
 
 class ReviewDesk:

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from agent import RunStatus, exception_line
+from agent import RunStatus, TerminationReason, exception_line
 from bot.runs import NotResumed, RunService
 from bot.slack.blocks import SlackMessage, answer_messages, failure_message, progress_blocks, queued_message
+from bot.slack.marks import mark_ended
 from bot.slack.progress import SlackProgress
 from bot.slack.reply import DEFAULT_MIN_INTERVAL_S, ThreadReply
 from bot.store import Database, RunOrigin, RunSource
@@ -95,17 +96,17 @@ class RunQueue:
                 if not started:
                     await self._runs.cancel_unstarted(job.run_id, INTERRUPTED)
                 await job.announced
-                await job.reply.finish([failure_message(INTERRUPTED, job.run_id)])
+                await job.reply.finish(_ended(INTERRUPTED, job.run_id))
         except Exception as exc:  # shutting down: a thread we cannot reach is logged, not retried
             log.warning("could not tell the thread of run %s that it was interrupted: %s", job.run_id, exc)
 
     def submit(self, run_id: str, ask: SlackAsk, *, resume_by: str | None = None, reply_ts: str | None = None) -> None:
         """Take a recorded question (or an approved held run to resume); returns at once (the announcement
-        is posted in the background). With `reply_ts` the run goes on in that message (the held notice
-        becomes the progress, then the answer) instead of a new one."""
+        is posted in the background). With `reply_ts` the run goes on in that message (a queued run taken
+        over from a stopped replica: its placeholder becomes the progress, then the answer) instead of a new one."""
         # Queued when every worker is busy; `ahead` counts the runs already waiting before this one.
         ahead = self._queue.qsize() if self._busy + self._queue.qsize() >= self._size else None
-        reply = ThreadReply(self._client, ask.channel_id, ask.thread_ts, min_interval_s=self._interval)
+        reply = ThreadReply(self._client, ask.channel_id, ask.thread_ts, ts=reply_ts, min_interval_s=self._interval)
         announced = asyncio.create_task(self._announce(run_id, ask, reply, ahead))
         self._queue.put_nowait(_Job(run_id, ask, reply, announced, resume_by))
 
@@ -117,6 +118,9 @@ class RunQueue:
     async def _announce(self, run_id: str, ask: SlackAsk, reply: ThreadReply, ahead: int | None) -> None:
         working = progress_blocks(ask.question, [], state="working")
         message = working if ahead is None else queued_message(ahead)
+        if reply.ts is not None:  # the run's own placeholder, already recorded
+            await reply.show(message)
+            return
         ts = await reply.post(message)
         if ts is not None:
             try:
@@ -148,11 +152,16 @@ class RunQueue:
         except Exception as exc:
             log.error("run %s: the store is unavailable: %s", job.run_id, exception_line(exc))
             await self._end_unstarted(job.run_id)
-            self._deliver(job, [failure_message(DATABASE_UNAVAILABLE, job.run_id)])
+            self._deliver(job, _ended(DATABASE_UNAVAILABLE, job.run_id))
+            return
+        if run is not None and run.owner not in (None, self._runs.owner.id):
+            # Another replica took it over while this one could not renew its hold (cut off from the
+            # database): it is that replica's to answer now.
+            log.warning("run %s is held by %s now: not started here", job.run_id, run.owner)
             return
         if job.resume_by is None and run is not None and run.status != RunStatus.QUEUED:
-            # Ended while it waited (stale-run recovery after a long backlog, another replica): its thread
-            # was told then; starting it now would overwrite that honest ending.
+            # Ended while it waited (another replica recorded its end): its thread was told then; starting
+            # it now would overwrite that honest ending.
             log.warning("run %s is %s, not queued any more: not started", job.run_id, run.status)
             return
         ask = job.ask
@@ -171,19 +180,19 @@ class RunQueue:
             raise
         except Exception:
             log.exception("run %s raised", job.run_id)
-            self._deliver(job, [failure_message(SOMETHING_BROKE, job.run_id)])
+            self._deliver(job, _ended(SOMETHING_BROKE, job.run_id, TerminationReason.IRRECOVERABLE_ERROR))
             return
         if isinstance(result, NotResumed):
-            self._deliver(job, [failure_message(HELD_CHANGED, job.run_id)])
+            self._deliver(job, _ended(HELD_CHANGED, job.run_id))
             return
-        self._deliver(job, answer_messages(result))
+        self._deliver(job, mark_ended(answer_messages(result), result.run_id, result.status, result.termination_reason))
 
     async def _end_unstarted(self, run_id: str) -> None:
-        """The run could not start: end it in the store too (best effort), so it is not left `queued`."""
+        """The run could not start: end it in the store too (now, or when the database is back)."""
         try:
             await self._runs.cancel_unstarted(run_id, NOT_STARTED_DATABASE_UNAVAILABLE)
-        except Exception as exc:
-            log.warning("run %s stays queued in the store (the stale-run job will end it): %s", run_id, exc)
+        except Exception:
+            log.exception("run %s could not be ended in the store", run_id)
 
     def _deliver(self, job: _Job, messages: list[SlackMessage]) -> None:
         """Post the answer in the background: waiting out the update interval must not hold a worker."""
@@ -196,3 +205,8 @@ class RunQueue:
             await job.reply.finish(messages)
         except Exception:
             log.exception("the answer of run %s could not be posted", job.run_id)
+
+
+def _ended(problem: str, run_id: str, reason: TerminationReason = TerminationReason.CANCELLED) -> list[SlackMessage]:
+    """The notice that replaces the placeholder of a run that cannot go on, marked as its end."""
+    return mark_ended([failure_message(problem, run_id)], run_id, reason.status, reason)

@@ -13,10 +13,21 @@ from sqlalchemy import func, select
 from agent import RunResult
 from bot.store import Database
 from bot.store.models import AuditEvent, EscalationRecord, JobLease, Run, Step, ToolCallRecord, Verdict
+from bot.store.owners import ShownEnd
 
 MakeReplica = Callable[[], Database]
 
 T0 = datetime(2031, 3, 4, 9, 0, tzinfo=UTC)  # the tests' clock starts here
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
 
 
 async def add_run(db: Database, *, status: str, created_at: datetime = T0, **fields: Any) -> str:
@@ -129,9 +140,12 @@ async def count(db: Database, model: type[Any], *conditions: Any) -> int:
 
 
 class RecordingNotifier:
-    """A Notifier that writes down what it was told; `raises` makes it fail for chosen items."""
+    """A Notifier that writes down what it was told; `raises` makes it fail for chosen items. `shown` is what
+    each run's thread shows as its end; `unreadable` threads cannot be read (as Slack down)."""
 
     def __init__(self) -> None:
+        self.shown: dict[str, ShownEnd] = {}
+        self.unreadable: set[str] = set()
         self.announced: list[int] = []
         self.reminded: list[int] = []
         self.expired_ids: list[int] = []
@@ -158,6 +172,11 @@ class RecordingNotifier:
     async def stale_ended(self, run: Run) -> None:
         self._told(run.id, run)
         self.stale.append(run.id)
+
+    async def shown_end(self, run: Run) -> ShownEnd | None:
+        if run.id in self.unreadable:
+            raise ConnectionError(f"slack is down for the thread of {run.id}")
+        return self.shown.get(run.id)
 
     def _told(self, item: int | str, run: Run) -> None:
         self.called.set()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from bot.jobs import announce, expire, purge, recover_stale, remind
-from bot.jobs.sweeps import PURGE_BATCH, STALE_QUEUED
+from bot.jobs import announce, expire, purge, remind
+from bot.jobs.sweeps import PURGE_BATCH
 from bot.review.config import ReviewConfig
 from bot.store import Database
 from bot.store.models import AuditEvent, EscalationRecord, Run, ToolCallRecord, Verdict
@@ -17,7 +17,6 @@ from tests.bot.jobs.rows import (
     add_audit,
     add_escalation,
     add_run,
-    add_steps,
     add_tool_call,
     add_verdict,
     audit,
@@ -26,7 +25,7 @@ from tests.bot.jobs.rows import (
     run_row,
 )
 
-CONFIG = ReviewConfig(remind_after_minutes=30, expire_after_hours=24, stale_after_minutes=15, retention_days=30)
+CONFIG = ReviewConfig(remind_after_minutes=30, expire_after_hours=24, retention_days=30)
 SECOND = timedelta(seconds=1)
 
 
@@ -118,89 +117,6 @@ async def test_expire_settles_an_undecided_escalation_once_after_its_hours(db: D
     assert notifier.expired_ids == [escalation_id]
 
 
-async def test_recover_stale_ends_a_running_run_past_its_budget_honestly(db: Database) -> None:
-    notifier = RecordingNotifier()
-    budget = timedelta(seconds=60) + timedelta(minutes=15)
-    run_id = await add_run(db, status="running", started_at=T0, limits={"run_timeout_s": 60})
-    await add_steps(db, run_id, 2)
-    await add_tool_call(db, run_id, at=T0 + SECOND, raw={"temp_c": 4})
-    await add_audit(db, run_id, at=T0, action="run_started", to_status="running")
-
-    assert await recover_stale(db, CONFIG, notifier, now=T0 + budget - SECOND) == 0
-    assert (await run_row(db, run_id)).status == "running"
-
-    ended_at = T0 + budget + SECOND
-    assert await recover_stale(db, CONFIG, notifier, now=ended_at) == 1
-    run = await run_row(db, run_id)
-    assert (run.status, run.termination_reason, run.finished_at) == ("degraded", "cancelled", ended_at)
-    assert run.answer is not None
-    assert "crash or restart" in run.answer
-    assert "nothing after step 2 was done" in run.answer
-    assert "ask again" in run.answer
-    assert (run.steps, run.tool_calls) == (2, 1)
-    [event] = await audit(db, "run_recovered")
-    assert (event.run_id, event.actor, event.from_status, event.to_status) == (
-        run_id,
-        "parley:scheduler",
-        "running",
-        "degraded",
-    )
-    assert notifier.stale == [run_id]
-    assert notifier.runs[run_id].answer == run.answer
-
-    assert await recover_stale(db, CONFIG, notifier, now=ended_at + budget) == 0
-    assert notifier.stale == [run_id]
-
-
-async def test_recover_stale_leaves_live_runs_alone(db: Database) -> None:
-    notifier = RecordingNotifier()
-    now = T0 + timedelta(hours=2)
-    fresh = await add_run(db, status="running", created_at=now - SECOND, started_at=now - SECOND)
-    # A long budget that is not over yet.
-    long_budget = await add_run(
-        db, status="running", started_at=now - timedelta(minutes=30), limits={"run_timeout_s": 3600}
-    )
-    # Started long ago, resumed a minute ago after a reviewer's approval.
-    resumed = await add_run(db, status="running", started_at=T0, limits={"run_timeout_s": 60})
-    await add_audit(db, resumed, at=T0, action="run_started", to_status="running")
-    await add_audit(db, resumed, at=now - timedelta(minutes=1), action="run_resumed", to_status="running")
-    queued = await add_run(db, status="queued", created_at=now - timedelta(minutes=14))
-    finished = await add_run(db, status="solved", created_at=T0, started_at=T0, finished_at=T0 + SECOND)
-    waiting = await add_run(db, status="awaiting_review", created_at=T0, started_at=T0, finished_at=T0 + SECOND)
-
-    assert await recover_stale(db, CONFIG, notifier, now=now) == 0
-    for run_id, status in [
-        (fresh, "running"),
-        (long_budget, "running"),
-        (resumed, "running"),
-        (queued, "queued"),
-        (finished, "solved"),
-        (waiting, "awaiting_review"),
-    ]:
-        assert (await run_row(db, run_id)).status == status
-    assert notifier.stale == []
-
-
-async def test_recover_stale_ends_a_queued_run_never_started_and_a_running_run_without_limits(db: Database) -> None:
-    notifier = RecordingNotifier()
-    now = T0 + timedelta(minutes=20)
-    queued = await add_run(db, status="queued", created_at=T0)
-    # No limits recorded: the default budget of 120 s applies.
-    unbounded = await add_run(db, status="running", started_at=now - timedelta(minutes=17) - SECOND)
-    spared = await add_run(db, status="running", started_at=now - timedelta(minutes=17) + SECOND)
-
-    assert await recover_stale(db, CONFIG, notifier, now=now) == 2
-    run = await run_row(db, queued)
-    assert (run.status, run.termination_reason, run.answer) == ("degraded", "cancelled", STALE_QUEUED)
-    run = await run_row(db, unbounded)
-    assert (run.status, run.termination_reason) == ("degraded", "cancelled")
-    assert run.answer is not None and "before its first step" in run.answer
-    assert (await run_row(db, spared)).status == "running"
-    assert sorted(notifier.stale) == sorted([queued, unbounded])
-    events = await audit(db, "run_recovered")
-    assert sorted((e.run_id, e.from_status) for e in events) == sorted([(queued, "queued"), (unbounded, "running")])
-
-
 async def test_purge_drops_old_payloads_and_snapshots_and_nothing_that_was_decided(db: Database) -> None:
     notifier = RecordingNotifier()
     now = T0 + timedelta(days=40)
@@ -273,10 +189,9 @@ async def test_sweeps_on_two_replicas_at_once_handle_each_item_once(db: Database
     notifier = RecordingNotifier()
     reminders = [(await add_escalation(db, created_at=T0 + n * SECOND))[1] for n in range(8)]
     expiring = [(await add_escalation(db, created_at=T0 - timedelta(hours=25) + n * SECOND))[1] for n in range(8)]
-    stale = [await add_run(db, status="queued", created_at=T0 - timedelta(hours=1)) for _ in range(8)]
     now = T0 + timedelta(hours=1)
 
-    for sweep in (remind, expire, recover_stale):
+    for sweep in (remind, expire):
         handled = await asyncio.gather(
             sweep(one, CONFIG, notifier, now=now),
             sweep(two, CONFIG, notifier, now=now),
@@ -285,10 +200,8 @@ async def test_sweeps_on_two_replicas_at_once_handle_each_item_once(db: Database
 
     assert sorted(notifier.reminded) == sorted(reminders)
     assert sorted(notifier.expired_ids) == sorted(expiring)
-    assert sorted(notifier.stale) == sorted(stale)
     assert len(await audit(db, "review_reminded")) == 8
     assert len(await audit(db, "review_expired")) == 8
-    assert len(await audit(db, "run_recovered")) == 8
     assert await count(db, EscalationRecord, EscalationRecord.status == "expired") == 8
 
 
@@ -298,18 +211,13 @@ async def test_sweeps_work_on_the_embedded_sqlite_store(sqlite_store: tuple[Data
     now = T0 + timedelta(hours=1)
     _, reminder = await add_escalation(db, created_at=T0)
     _, expiring = await add_escalation(db, created_at=now - timedelta(hours=25))
-    stale = await add_run(db, status="running", started_at=T0, limits={"run_timeout_s": 60})
-    resumed = await add_run(db, status="running", started_at=T0, limits={"run_timeout_s": 60})
-    await add_audit(db, resumed, at=now - timedelta(minutes=1), action="run_resumed", to_status="running")
     old_run = await add_run(db, status="solved", finished_at=now - timedelta(days=31), snapshot={"m": 1})
     await add_tool_call(db, old_run, at=now - timedelta(days=31), raw={"temp_c": 4})
 
     assert await expire(db, CONFIG, notifier, now=now) == 1
     assert await remind(db, CONFIG, notifier, now=now) == 1
-    assert await recover_stale(db, CONFIG, notifier, now=now) == 1
     assert await purge(db, CONFIG, notifier, now=now) == 2
-    assert (notifier.reminded, notifier.expired_ids, notifier.stale) == ([reminder], [expiring], [stale])
-    assert (await run_row(db, resumed)).status == "running"
+    assert (notifier.reminded, notifier.expired_ids) == ([reminder], [expiring])
     assert (await run_row(db, old_run)).snapshot is None
     assert await count(db, ToolCallRecord, ToolCallRecord.raw.is_(None)) == 1
     [event] = await audit(db, "payloads_purged")

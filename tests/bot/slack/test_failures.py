@@ -29,19 +29,6 @@ QUESTION = "What is 47 times 12?"
 LATER = "What is 6 times 7?"
 
 
-class ReopenableProxy(TcpProxy):
-    """A TcpProxy that listens again on the same port after `close()`: the database comes back."""
-
-    def __init__(self, upstream_port: int) -> None:
-        super().__init__(upstream_port, PG_HOST)
-        self._listen_port = 0
-
-    async def start(self) -> ReopenableProxy:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", self._listen_port)
-        self._listen_port = self.port
-        return self
-
-
 @contextlib.asynccontextmanager
 async def database_behind(proxy: TcpProxy, pg_url: str) -> AsyncIterator[Database]:
     name = pg_url.rsplit("/", 1)[1]
@@ -75,7 +62,7 @@ async def test_database_down_at_intake_is_told_in_the_thread_and_service_resumes
     db, slack_api, llm_server, slack_pg_url
 ):
     llm_server.respond_with(ByQuestion({QUESTION: calculation("47 * 12", "564"), LATER: calculation("6 * 7", "42")}))
-    proxy = await ReopenableProxy(PG_PORT).start()
+    proxy = await TcpProxy(PG_PORT, PG_HOST).start()
     try:
         async with (
             database_behind(proxy, slack_pg_url) as proxied,
@@ -88,7 +75,7 @@ async def test_database_down_at_intake_is_told_in_the_thread_and_service_resumes
             health = await bot.get("/healthz")
             again = await bot.post(app_mention("Are you there?"))  # still acknowledged, within Slack's 3 s
 
-            await proxy.start()  # the database is back
+            await proxy.restore()  # the database is back
             [answered] = await mentioned_and_answered(bot, LATER)
             health_after = await bot.get("/healthz")
     finally:
@@ -165,7 +152,7 @@ async def test_with_one_worker_the_second_question_is_queued_and_both_are_answer
 
 async def test_database_down_does_not_speak_in_threads_parley_is_not_in(db, slack_api, llm_server, slack_pg_url):
     strangers_thread = slack_api.add_message(CHANNEL, "lunch at noon?", user="U0SOMEONE")
-    proxy = await ReopenableProxy(PG_PORT).start()
+    proxy = await TcpProxy(PG_PORT, PG_HOST).start()
     try:
         async with (
             database_behind(proxy, slack_pg_url) as proxied,
