@@ -67,7 +67,7 @@ class PendingEnds:
     def keep(self, run_id: str, write: Write) -> None:
         """Keep `write` (the end of run `run_id`) until it gets through; a newer end of the run replaces it."""
         self._kept.pop(run_id, None)
-        self._kept[run_id] = _Kept(write, tries=1, due=self._clock() + self._backoff.delay(1))
+        self._kept[run_id] = _Kept(write, due=self._clock())  # tried at the next heartbeat that gets through
         while len(self._kept) > self._limit:
             dropped = next(iter(self._kept))
             del self._kept[dropped]

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from agent import Agent, RunResult, RunStarted, RunStatus, ToolSpec
+from bot.owner import RunOwner
 from bot.store import Database, StoreRecorder, check_reachable, connect
 from bot.store.queries import load_trace
 from tests.agent.toolbox import ScriptedTool, make_agent, replay, weather_lookup
@@ -147,3 +148,39 @@ async def test_recorder_write_timeout_bounds_a_write_to_a_database_that_stops_an
 
     # Not a speed target: before the fix the driver's shielded close added 2 s; the slack absorbs a busy machine.
     assert took < WRITE_TIMEOUT_S + 1.5
+
+
+async def test_recorder_keeps_the_end_the_database_could_not_take_and_its_owner_writes_it_once_back(
+    pg_name: str, postgres_db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    agent, weather = two_cities()
+    async with TcpProxy(PG_PORT) as proxy:
+        through_proxy = connect(f"postgresql://postgres@127.0.0.1:{proxy.port}/{pg_name}")
+        owner = RunOwner(through_proxy, heartbeat_s=0.5, stale_after_s=2.0)
+        recorder = StoreRecorder(
+            through_proxy, CLI, write_timeout_s=WRITE_TIMEOUT_S, owner=owner.id, pending=owner.pending
+        )
+        try:
+            assert await owner.beat()
+            run = asyncio.create_task(agent.run(TWO_CITIES, recorder=recorder))
+            await asyncio.wait_for(weather.started.wait(), DEADLINE_S)
+            await proxy.close()  # the database goes away before the run ends
+            weather.gate.set()
+            result = await asyncio.wait_for(run, DEADLINE_S)
+            assert (result.status, result.answer) == (RunStatus.SOLVED, GOOD_FINAL)  # the user gets the answer
+            assert owner.pending.run_ids == [result.run_id]
+            assert not await owner.beat()  # still away: nothing is lost, nothing written
+            assert (await load_trace(postgres_db, result.run_id)).run.status == "running"
+
+            await proxy.restore()
+            assert await asyncio.wait_for(owner.beat(), DEADLINE_S)  # back: the kept end is written
+        finally:
+            await proxy.close()
+            await asyncio.wait_for(through_proxy.aclose(), DEADLINE_S)
+
+    assert len(owner.pending) == 0
+    trace = await load_trace(postgres_db, result.run_id)
+    run_row = trace.run
+    assert (run_row.status, run_row.termination_reason, run_row.answer) == ("solved", "answered", GOOD_FINAL)
+    assert (run_row.trace_complete, run_row.owner) == (False, owner.id)  # step 2's call was lost with the database
+    assert [(a.action, a.to_status) for a in trace.audit] == [("run_started", "running"), ("run_finished", "solved")]
