@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import ColumnElement, and_, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent import (
@@ -27,6 +27,7 @@ from agent import (
     RunStarted,
     RunStatus,
     StepDecided,
+    TerminationReason,
     ToolCallFinished,
     ToolCallRequest,
     TraceEvent,
@@ -311,12 +312,22 @@ class StoreRecorder:
     async def _finished(self, session: AsyncSession, event: RunFinished) -> None:
         result = event.result
         previous = await session.scalar(select(Run.status).where(Run.id == result.run_id))
-        # Only a run still under way ends here: one ended meanwhile (its owner was taken for dead and the run
-        # recovered, or this very write reached the database before its answer was lost) keeps its end.
+        # Only a run still under way ends here: one ended meanwhile (taken over by another process, or this
+        # very write reached the database before its answer was lost) keeps its end. One exception: a run this
+        # process still owns that was ended as left by a dead process — it was only cut off from the database,
+        # went on, and its thread shows this end (it replaced the notice): this end is the true one.
+        under_way: ColumnElement[bool] = Run.status.in_((RunStatus.QUEUED, RunStatus.RUNNING))
+        if self._owner is not None:
+            ended_for_dead = and_(
+                Run.owner == self._owner,
+                Run.status == RunStatus.DEGRADED,
+                Run.termination_reason == TerminationReason.CANCELLED,
+            )
+            under_way = or_(under_way, ended_for_dead)
         ended = await rows_changed(
             session,
             update(Run)
-            .where(Run.id == result.run_id, Run.status.in_((RunStatus.QUEUED, RunStatus.RUNNING)))
+            .where(Run.id == result.run_id, under_way)
             .values(
                 status=result.status,
                 termination_reason=result.termination_reason,

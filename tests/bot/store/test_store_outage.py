@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -13,10 +14,12 @@ import pytest
 from agent import Agent, RunResult, RunStarted, RunStatus, ToolSpec
 from bot.owner import RunOwner
 from bot.store import Database, StoreRecorder, check_reachable, connect
+from bot.store.conversations import load_run
+from bot.store.owners import end_orphan
 from bot.store.queries import load_trace
 from tests.agent.toolbox import ScriptedTool, make_agent, replay, weather_lookup
 from tests.bot.store.postgres import PG_PORT
-from tests.bot.store.recording import CLI, recording_failures
+from tests.bot.store.recording import CLI, fetch, recording_failures
 from tests.fakes.tcp_proxy import TcpProxy
 
 TWO_CITIES = "查上海和北京天气，对比并给穿衣建议。"
@@ -184,3 +187,23 @@ async def test_recorder_keeps_the_end_the_database_could_not_take_and_its_owner_
     assert (run_row.status, run_row.termination_reason, run_row.answer) == ("solved", "answered", GOOD_FINAL)
     assert (run_row.trace_complete, run_row.owner) == (False, owner.id)  # step 2's call was lost with the database
     assert [(a.action, a.to_status) for a in trace.audit] == [("run_started", "running"), ("run_finished", "solved")]
+
+
+async def test_recorder_of_an_owner_only_cut_off_records_its_true_end_over_a_recovery_that_took_it_for_dead(
+    postgres_db: Database,
+) -> None:
+    agent, weather = two_cities()
+    recorder = StoreRecorder(postgres_db, CLI, owner="replica-a")
+    run = asyncio.create_task(agent.run(TWO_CITIES, recorder=recorder))
+    await asyncio.wait_for(weather.started.wait(), DEADLINE_S)
+    [row] = [r for r in await fetch(postgres_db, "SELECT id FROM runs")]
+    left = await load_run(postgres_db, row["id"])
+    assert left is not None and (left.status, left.owner) == ("running", "replica-a")
+    # replica-a could not renew its hold for a while: another replica ended the run as left by a dead process.
+    assert await end_orphan(postgres_db, left, "Parley stopped…", steps=1, tool_calls=1, now=datetime.now(UTC))
+    weather.gate.set()
+    result = await asyncio.wait_for(run, DEADLINE_S)
+
+    trace = await load_trace(postgres_db, result.run_id)
+    assert (trace.run.status, trace.run.answer) == ("solved", GOOD_FINAL)  # what its thread shows
+    assert [a.action for a in trace.audit] == ["run_started", "run_recovered", "run_finished"]
