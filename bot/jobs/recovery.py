@@ -81,7 +81,7 @@ class Recovery:
         if self._owner.healthy_for(now) < self._owner.stale_after_s:
             return 0
         handled = 0
-        for run in await orphans(self._db, now=now, limit=MAX_ORPHANS_PER_PASS):
+        for run in await orphans(self._db, now=now, limit=MAX_ORPHANS_PER_PASS, seen_by=self._owner.id):
             try:
                 handled += await self._recover(run, now)
             except StoreUnavailable as exc:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, or_, select, update
+from sqlalchemy import ColumnElement, and_, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -59,15 +59,14 @@ async def stop(db: Database, owner: str, *, now: datetime) -> None:
         await session.execute(update(OwnerRecord).where(OwnerRecord.id == owner).values(stopped_at=now, expires_at=now))
 
 
-async def orphans(db: Database, *, now: datetime, limit: int) -> list[Run]:
-    """Queued and running runs whose owner's hold ran out, who stopped, or who is unknown, oldest first."""
+async def orphans(db: Database, *, now: datetime, limit: int, seen_by: str) -> list[Run]:
+    """Queued and running runs whose owner's hold ran out, who stopped, or who is unknown, oldest first — as
+    the live process `seen_by` sees them: its own runs are never orphans to it."""
     alive = select(OwnerRecord.id).where(OwnerRecord.stopped_at.is_(None), OwnerRecord.expires_at > now)
+    left = or_(Run.owner.is_(None), and_(Run.owner != seen_by, Run.owner.not_in(alive)))
     async with db.sessions() as session:
         found = await session.scalars(
-            select(Run)
-            .where(Run.status.in_(HELD), or_(Run.owner.is_(None), Run.owner.not_in(alive)))
-            .order_by(Run.created_at, Run.id)
-            .limit(limit)
+            select(Run).where(Run.status.in_(HELD), left).order_by(Run.created_at, Run.id).limit(limit)
         )
         return list(found.all())
 
