@@ -346,3 +346,57 @@ async def test_replicas_a_backlog_far_past_the_staleness_threshold_is_answered_w
         assert (await run_of(store, thread)).status == "solved"
     assert await recovered(store) == []
     assert sorted(calculations.finals.values()) == [1] * 50
+
+
+@pytest.mark.timeout(120)
+async def test_replicas_what_a_replica_told_before_it_died_in_an_outage_is_what_the_store_records(
+    tmp_path: Path,
+    serve_db: str,
+    store: Database,
+    slack_api: FakeSlackApi,
+    llm_server: FakeLLMServer,
+    calculations: Calculations,
+) -> None:
+    """The database is cut; one replica answers a question and tells another it cannot start, then is killed
+    before the database is back: the ends it kept die with it. Once the database is back, the survivor reads
+    the threads back (message metadata) and records what they show; it posts nothing."""
+    review = "review: {heartbeat_s: 0.5, stale_after_s: 2, job_interval_s: 1}\n"
+    finishing, waiting = "What is 47 times 12? (answered, then killed)", "What is 47 times 12? (told, then killed)"
+    arrived, release = calculations.hold(finishing)
+    async with TcpProxy(PG_PORT) as proxy:
+        through_proxy = serve_db.replace(f":{PG_PORT}/", f":{proxy.port}/")
+        async with (
+            replica(tmp_path / "a", through_proxy, slack_api, llm_server, workers=1, review=review) as doomed,
+            replica(tmp_path / "b", through_proxy, slack_api, llm_server, workers=1, review=review) as survivor,
+        ):
+            first = await doomed.ask(finishing)
+            await until(arrived.is_set, 30, "the first run at its final decision", doomed)
+            second = await doomed.ask(waiting)
+            await until(lambda: queued(slack_api, second), 30, "the second question queued", doomed)
+            await proxy.close()  # the database is gone for everyone
+            release.set()
+            await until(lambda: ended(slack_api, first) and ended(slack_api, second), 30, "both told", doomed)
+            assert (await doomed.health())["pending_ends"] == "2"
+            doomed.process.kill()
+            doomed.process.wait()
+            await proxy.restore()
+
+            async def recorded() -> bool:
+                statuses = [(await run_of(store, thread)).status for thread in (first, second)]
+                return statuses == ["solved", "degraded"]
+
+            await until(recorded, 30, "the survivor recording what the threads show", survivor)
+
+    [answer] = bot_messages(slack_api, first)
+    assert "564 [1]" in shown(answer) and ANSWERED in shown(answer)
+    [told] = bot_messages(slack_api, second)
+    assert "database is unavailable" in shown(told)
+    run = await run_of(store, first)
+    assert (run.status, run.termination_reason, run.trace_complete) == ("solved", "answered", False)
+    assert run.answer is not None and "564 [1]" in run.answer
+    run = await run_of(store, second)
+    assert (run.status, run.termination_reason, run.trace_complete) == ("degraded", "cancelled", False)
+    assert sorted(str(event.detail["outcome"]) for event in await recovered(store)) == ["as_shown", "as_shown"]
+    assert calculations.finals == {finishing: 1}
+    reads = slack_api.calls("conversations.replies")  # Slack returns metadata only when asked for it
+    assert reads and all(str(call.params.get("include_all_metadata")).lower() in ("true", "1") for call in reads)
