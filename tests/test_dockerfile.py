@@ -504,7 +504,7 @@ def test_the_operating_section_covers_every_variable_key_reason_and_status():
         *(f"review.{key}" for key in ReviewConfig.model_fields),
         *(reason.value for reason in TerminationReason),
         *(status.value for status in RunStatus),
-        *("runs", "steps", "tool_calls", "verdicts", "escalations", "audit_events", "job_leases"),
+        *("runs", "steps", "tool_calls", "verdicts", "escalations", "audit_events", "job_leases", "run_owners"),
         "policies",
         "parley db upgrade",
     }
