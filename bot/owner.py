@@ -108,6 +108,8 @@ class RunOwner:
     async def stop(self) -> None:
         """Hold nothing any more (once the last user stops): the kept ends get one more chance, the row says
         stopped, so whatever is still queued or running under this id is recovered at once."""
+        if self._users == 0:  # never started, or stopped already
+            return
         self._users -= 1
         if self._users > 0:
             return

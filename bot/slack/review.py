@@ -58,6 +58,8 @@ from bot.store.stored_run import escalated_run
 log = logging.getLogger(__name__)
 
 MAX_THREAD_PAGES = 5  # a thread read back for a run's end: 1,000 messages, past any real conversation
+# Slack's refusals to read a thread that no retry will change (a missing scope, a channel Parley left).
+UNREADABLE_THREAD = {"missing_scope", "not_in_channel", "channel_not_found", "thread_not_found", "is_archived"}
 
 
 def actor_of(user: str) -> str:
@@ -204,11 +206,19 @@ class ReviewBoard:
         messages: list[dict[str, Any]] = []
         cursor = None
         for _ in range(MAX_THREAD_PAGES):
-            page = await slack_call(
-                self._client.conversations_replies(
-                    channel=run.channel_id, ts=run.thread_ts, include_all_metadata=True, cursor=cursor, limit=200
+            try:
+                page = await slack_call(
+                    self._client.conversations_replies(
+                        channel=run.channel_id, ts=run.thread_ts, include_all_metadata=True, cursor=cursor, limit=200
+                    )
                 )
-            )
+            except SlackFailure as exc:
+                if exc.error not in UNREADABLE_THREAD:
+                    raise  # Slack away or busy: asked again at the next pass
+                # Refused for good: waiting would leave the run open forever, so it is ended as if its thread
+                # showed nothing final.
+                log.warning("run %s: its thread cannot be read (%s); it is ended without knowing", run.id, exc)
+                return None
             messages.extend(page.get("messages") or [])
             cursor = (page.get("response_metadata") or {}).get("next_cursor")
             if not cursor:
