@@ -34,7 +34,7 @@ MAX_OUTCOME_CHARS = 500
 
 
 class Jobs:
-    """The timed jobs of one process: reminders, expiry, stale-run recovery and payload purge."""
+    """The timed jobs of one process: announcements, reminders, expiry and payload purge."""
 
     def __init__(
         self,

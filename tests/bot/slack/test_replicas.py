@@ -60,6 +60,7 @@ class Calculations:
         self._lock = threading.Lock()
         self._holds: dict[str, tuple[threading.Event, threading.Event]] = {}
         self.finals: dict[str, int] = {}
+        self.decision_s = 0.0  # how long each decision takes, as a real model's would
 
     def hold(self, phrase: str) -> tuple[threading.Event, threading.Event]:
         """(set when a run of `phrase` reached its final decision, set it to let that decision through)"""
@@ -77,9 +78,8 @@ class Calculations:
         if classify(body) is not RequestKind.DECIDE:
             return completion_with_content(PLAN_PROSE)
         if not any(message.get("role") == "tool" for message in body.get("messages", [])):
-            return completion_with_tool_calls(
-                [(f"call_{time.monotonic_ns()}", "calculator", {"expression": "47 * 12"})]
-            )
+            call = (f"call_{time.monotonic_ns()}", "calculator", {"expression": "47 * 12"})
+            return completion_with_tool_calls([call]).after(self.decision_s)
         question = question_of(body)
         with self._lock:
             held = [events for phrase, events in self._holds.items() if phrase in question]
@@ -88,7 +88,7 @@ class Calculations:
             release.wait(HOLD_S)
         with self._lock:
             self.finals[question] = self.finals.get(question, 0) + 1
-        return completion_with_content(FINAL)
+        return completion_with_content(FINAL).after(self.decision_s)
 
 
 @dataclass
@@ -330,9 +330,10 @@ async def test_replicas_a_backlog_far_past_the_staleness_threshold_is_answered_w
     llm_server: FakeLLMServer,
     calculations: Calculations,
 ) -> None:
-    """50 questions on one worker, the staleness threshold at 0.5 s: they wait for many times that, alive. An
-    idle second replica recovers whatever it takes for left behind: nothing."""
-    review = "review: {heartbeat_s: 0.2, stale_after_s: 0.5, job_interval_s: 0.5}\n"
+    """50 questions on one worker, the staleness threshold at 2 s: most wait many times that, alive. An idle
+    second replica recovers whatever it takes for left behind: nothing."""
+    review = "review: {heartbeat_s: 0.5, stale_after_s: 2, job_interval_s: 1}\n"
+    calculations.decision_s = 0.1  # a run takes 0.2 s at least: the last of 50 waits 10 s at least
     async with (
         replica(tmp_path / "a", serve_db, slack_api, llm_server, workers=1, review=review) as one_worker,
         replica(tmp_path / "b", serve_db, slack_api, llm_server, workers=1, review=review) as idle,
@@ -340,10 +341,14 @@ async def test_replicas_a_backlog_far_past_the_staleness_threshold_is_answered_w
         threads = await asyncio.gather(*(one_worker.ask(f"What is 47 times 12? (number {n})") for n in range(50)))
         await until(lambda: all(ended(slack_api, t) for t in threads), 240, "all 50 answered", one_worker, idle)
 
+    waited_s = []
     for thread in threads:
         [message] = bot_messages(slack_api, thread)
         assert "564 [1]" in shown(message) and ANSWERED in shown(message), shown(message)
-        assert (await run_of(store, thread)).status == "solved"
+        run = await run_of(store, thread)
+        assert run.status == "solved" and run.started_at is not None
+        waited_s.append((run.started_at - run.created_at).total_seconds())
+    assert max(waited_s) > 4  # the backlog outlasted the staleness threshold twice over
     assert await recovered(store) == []
     assert sorted(calculations.finals.values()) == [1] * 50
 
