@@ -259,6 +259,57 @@ async def test_replicas_a_killed_replicas_runs_are_answered_by_the_survivor_or_h
     assert health["pending_ends"] == "0"
 
 
+OUTAGE_REVIEW = "review: {heartbeat_s: 0.5, stale_after_s: 2, job_interval_s: 1}\n"  # stale after 2 s
+
+
+@dataclass
+class Outage:
+    """Two replicas on one database behind a proxy, and two threads told while the database was cut."""
+
+    proxy: TcpProxy
+    busy: Replica  # took both questions
+    other: Replica
+    finished: str  # the thread of the run that finished while the database was away: answered
+    unstarted: str  # the thread of the question queued behind it, which could not start: told so
+
+    async def statuses(self, store: Database) -> list[str]:
+        return [(await run_of(store, thread)).status for thread in (self.finished, self.unstarted)]
+
+
+@contextlib.asynccontextmanager
+async def told_in_an_outage(
+    tmp_path: Path, serve_db: str, slack: FakeSlackApi, llm: FakeLLMServer, calculations: Calculations, label: str
+) -> AsyncIterator[Outage]:
+    """The first question reaches its final decision, the second waits behind it (one worker), the database
+    is cut for both replicas; then the first is answered and the second told it cannot start. Yields with the
+    database still cut and both ends kept by the busy replica."""
+    finishing = f"What is 47 times 12? ({label}: finishes in the outage)"
+    arrived, release = calculations.hold(finishing)
+    async with TcpProxy(PG_PORT) as proxy:
+        through_proxy = serve_db.replace(f":{PG_PORT}/", f":{proxy.port}/")
+        async with (
+            replica(tmp_path / "a", through_proxy, slack, llm, workers=1, review=OUTAGE_REVIEW) as busy,
+            replica(tmp_path / "b", through_proxy, slack, llm, workers=1, review=OUTAGE_REVIEW) as other,
+        ):
+            finished = await busy.ask(finishing)
+            await until(arrived.is_set, 30, "the first run at its final decision", busy)
+            unstarted = await busy.ask(f"What is 47 times 12? ({label}: cannot start)")
+            await until(lambda: queued(slack, unstarted), 30, "the second question queued", busy)
+            await proxy.close()  # the database is gone for everyone
+            release.set()
+            await until(lambda: ended(slack, finished) and ended(slack, unstarted), 30, "both told", busy)
+            assert (await busy.health())["pending_ends"] == "2"  # its two ends, kept
+            yield Outage(proxy, busy, other, finished, unstarted)
+
+
+def assert_told_once(slack: FakeSlackApi, outage: Outage) -> None:
+    """One message per thread: the answer, and the database's outage named as the cause."""
+    [answer] = bot_messages(slack, outage.finished)
+    assert "564 [1]" in shown(answer) and ANSWERED in shown(answer)
+    [told] = bot_messages(slack, outage.unstarted)
+    assert "database is unavailable" in shown(told) and STOPPED not in shown(told)
+
+
 @pytest.mark.timeout(120)
 async def test_replicas_a_database_cut_for_10_s_contradicts_no_answer_and_tells_a_question_once(
     tmp_path: Path,
@@ -268,57 +319,65 @@ async def test_replicas_a_database_cut_for_10_s_contradicts_no_answer_and_tells_
     llm_server: FakeLLMServer,
     calculations: Calculations,
 ) -> None:
-    """Two replicas through one proxy, the database cut under both: one run finishes while it is down (its
-    answer is posted, its end kept), the question queued behind it cannot start (told so); the staleness
-    threshold is short (2 s), the cut long (10 s)."""
-    review = "review: {heartbeat_s: 0.5, stale_after_s: 2, job_interval_s: 1}\n"
-    finishing, waiting = "What is 47 times 12? (finishes in the outage)", "What is 47 times 12? (cannot start)"
-    arrived, release = calculations.hold(finishing)
-    async with TcpProxy(PG_PORT) as proxy:
-        through_proxy = serve_db.replace(f":{PG_PORT}/", f":{proxy.port}/")
-        async with (
-            replica(tmp_path / "a", through_proxy, slack_api, llm_server, workers=1, review=review) as busy,
-            replica(tmp_path / "b", through_proxy, slack_api, llm_server, workers=1, review=review) as idle,
-        ):
-            first = await busy.ask(finishing)
-            await until(arrived.is_set, 30, "the first run at its final decision", busy)
-            second = await busy.ask(waiting)
-            await until(lambda: bot_messages(slack_api, second), 30, "the second question queued", busy)
+    """The database cut under two replicas for 10 s, five times their staleness threshold: once it is back,
+    the busy replica writes the two ends it kept, and nobody takes anybody for dead."""
+    async with told_in_an_outage(tmp_path, serve_db, slack_api, llm_server, calculations, "cut") as outage:
+        cut_at = time.monotonic()
+        during = await outage.busy.health()
+        await asyncio.sleep(max(0.0, 10 - (time.monotonic() - cut_at)))
+        await outage.proxy.restore()
 
-            await proxy.close()  # the database is gone for everyone
-            cut_at = time.monotonic()
-            release.set()
-            await until(lambda: ended(slack_api, first) and ended(slack_api, second), 30, "both told", busy)
-            during = await busy.health()
-            await asyncio.sleep(max(0.0, 10 - (time.monotonic() - cut_at)))
-            await proxy.restore()
+        async def settled() -> bool:
+            return await outage.statuses(store) == ["solved", "degraded"]
 
-            async def settled() -> bool:
-                return (await run_of(store, first)).status == "solved" and (
-                    await run_of(store, second)
-                ).status == "degraded"
+        await until(settled, 30, "the kept ends written", outage.busy, outage.other)
+        # Long enough for either replica to have taken the other for dead and said so (2 s stale, 0.5 s beats).
+        await asyncio.sleep(5)
+        after = await outage.busy.health()
 
-            await until(settled, 30, "the kept ends written", busy, idle)
-            # Long enough for any replica to have taken the other for dead and said so (2 s stale, 0.5 s beats).
-            await asyncio.sleep(5)
-            after = await busy.health()
-
-    assert (during["database"].startswith("unreachable"), during["pending_ends"]) == (True, "2")
-    assert after["pending_ends"] == "0"
-    [answer] = bot_messages(slack_api, first)
-    assert "564 [1]" in shown(answer) and ANSWERED in shown(answer)
-    [told] = bot_messages(slack_api, second)
-    assert "database is unavailable" in shown(told) and STOPPED not in shown(told)
-    run = await run_of(store, first)
+    assert during["database"].startswith("unreachable") and after["pending_ends"] == "0"
+    assert_told_once(slack_api, outage)
+    run = await run_of(store, outage.finished)
     assert (run.status, run.termination_reason, run.answer, run.trace_complete) == ("solved", "answered", FINAL, False)
-    run = await run_of(store, second)
-    assert (run.status, run.termination_reason, run.answer) == (
-        "degraded",
-        "cancelled",
-        NOT_STARTED_DATABASE_UNAVAILABLE,
-    )
+    run = await run_of(store, outage.unstarted)
+    assert (run.status, run.termination_reason) == ("degraded", "cancelled")
+    assert run.answer == NOT_STARTED_DATABASE_UNAVAILABLE
     assert await recovered(store) == []
-    assert calculations.finals == {finishing: 1}
+    assert list(calculations.finals.values()) == [1]
+
+
+@pytest.mark.timeout(120)
+async def test_replicas_what_a_replica_told_before_it_died_in_an_outage_is_what_the_store_records(
+    tmp_path: Path,
+    serve_db: str,
+    store: Database,
+    slack_api: FakeSlackApi,
+    llm_server: FakeLLMServer,
+    calculations: Calculations,
+) -> None:
+    """As above, but the busy replica is killed before the database is back: the ends it kept die with it.
+    Once the database is back, the other replica reads the threads back (their message metadata) and records
+    what they show; it posts nothing."""
+    async with told_in_an_outage(tmp_path, serve_db, slack_api, llm_server, calculations, "killed") as outage:
+        outage.busy.process.kill()
+        outage.busy.process.wait()
+        await outage.proxy.restore()
+
+        async def recorded() -> bool:
+            return await outage.statuses(store) == ["solved", "degraded"]
+
+        await until(recorded, 30, "the survivor recording what the threads show", outage.other)
+
+    assert_told_once(slack_api, outage)
+    run = await run_of(store, outage.finished)
+    assert (run.status, run.termination_reason, run.trace_complete) == ("solved", "answered", False)
+    assert run.answer is not None and "564 [1]" in run.answer
+    run = await run_of(store, outage.unstarted)
+    assert (run.status, run.termination_reason, run.trace_complete) == ("degraded", "cancelled", False)
+    assert sorted(str(event.detail["outcome"]) for event in await recovered(store)) == ["as_shown", "as_shown"]
+    assert list(calculations.finals.values()) == [1]
+    reads = slack_api.calls("conversations.replies")  # Slack returns metadata only when asked for it
+    assert reads and all(str(call.params.get("include_all_metadata")).lower() in ("true", "1") for call in reads)
 
 
 @pytest.mark.timeout(300)
@@ -351,57 +410,3 @@ async def test_replicas_a_backlog_far_past_the_staleness_threshold_is_answered_w
     assert max(waited_s) > 4  # the backlog outlasted the staleness threshold twice over
     assert await recovered(store) == []
     assert sorted(calculations.finals.values()) == [1] * 50
-
-
-@pytest.mark.timeout(120)
-async def test_replicas_what_a_replica_told_before_it_died_in_an_outage_is_what_the_store_records(
-    tmp_path: Path,
-    serve_db: str,
-    store: Database,
-    slack_api: FakeSlackApi,
-    llm_server: FakeLLMServer,
-    calculations: Calculations,
-) -> None:
-    """The database is cut; one replica answers a question and tells another it cannot start, then is killed
-    before the database is back: the ends it kept die with it. Once the database is back, the survivor reads
-    the threads back (message metadata) and records what they show; it posts nothing."""
-    review = "review: {heartbeat_s: 0.5, stale_after_s: 2, job_interval_s: 1}\n"
-    finishing, waiting = "What is 47 times 12? (answered, then killed)", "What is 47 times 12? (told, then killed)"
-    arrived, release = calculations.hold(finishing)
-    async with TcpProxy(PG_PORT) as proxy:
-        through_proxy = serve_db.replace(f":{PG_PORT}/", f":{proxy.port}/")
-        async with (
-            replica(tmp_path / "a", through_proxy, slack_api, llm_server, workers=1, review=review) as doomed,
-            replica(tmp_path / "b", through_proxy, slack_api, llm_server, workers=1, review=review) as survivor,
-        ):
-            first = await doomed.ask(finishing)
-            await until(arrived.is_set, 30, "the first run at its final decision", doomed)
-            second = await doomed.ask(waiting)
-            await until(lambda: queued(slack_api, second), 30, "the second question queued", doomed)
-            await proxy.close()  # the database is gone for everyone
-            release.set()
-            await until(lambda: ended(slack_api, first) and ended(slack_api, second), 30, "both told", doomed)
-            assert (await doomed.health())["pending_ends"] == "2"
-            doomed.process.kill()
-            doomed.process.wait()
-            await proxy.restore()
-
-            async def recorded() -> bool:
-                statuses = [(await run_of(store, thread)).status for thread in (first, second)]
-                return statuses == ["solved", "degraded"]
-
-            await until(recorded, 30, "the survivor recording what the threads show", survivor)
-
-    [answer] = bot_messages(slack_api, first)
-    assert "564 [1]" in shown(answer) and ANSWERED in shown(answer)
-    [told] = bot_messages(slack_api, second)
-    assert "database is unavailable" in shown(told)
-    run = await run_of(store, first)
-    assert (run.status, run.termination_reason, run.trace_complete) == ("solved", "answered", False)
-    assert run.answer is not None and "564 [1]" in run.answer
-    run = await run_of(store, second)
-    assert (run.status, run.termination_reason, run.trace_complete) == ("degraded", "cancelled", False)
-    assert sorted(str(event.detail["outcome"]) for event in await recovered(store)) == ["as_shown", "as_shown"]
-    assert calculations.finals == {finishing: 1}
-    reads = slack_api.calls("conversations.replies")  # Slack returns metadata only when asked for it
-    assert reads and all(str(call.params.get("include_all_metadata")).lower() in ("true", "1") for call in reads)
