@@ -63,12 +63,15 @@ def origin_of(run: Run) -> RunOrigin:
 class RunService:
     """Every way a run starts, goes on, is decided or ends early — recorded first, then told."""
 
-    def __init__(self, db: Database, notifier: Notifier, agent: Agent | None = None) -> None:
+    def __init__(
+        self, db: Database, notifier: Notifier, agent: Agent | None = None, *, watchers: Sequence[Recorder] = ()
+    ) -> None:
         """Without an `agent` the service decides, retries and cancels, but runs nothing (`parley review
-        reject` needs no LLM)."""
+        reject` needs no LLM). `watchers` see every run's trace events (metrics, spans), after the store."""
         self._db = db
         self.notifier = notifier
         self._engine = agent
+        self._watchers = tuple(watchers)
 
     @property
     def _agent(self) -> Agent:
@@ -90,7 +93,7 @@ class RunService:
         watchers: Sequence[Recorder] = (),
     ) -> RunResult:
         """Run the question to its end, recorded; a run that waits for people is shown to the reviewers."""
-        recorder = FanoutRecorder(StoreRecorder(self._db, origin), *watchers)
+        recorder = FanoutRecorder(StoreRecorder(self._db, origin), *self._watchers, *watchers)
         result = await self._agent.run(question, run_id=run_id, history=history, recorder=recorder)
         await self._after_run(result)
         return result
@@ -124,7 +127,7 @@ class RunService:
         run = await load_run(self._db, run_id)
         if run is None:  # removed between the two reads
             return NotResumed(run_id, f"run {run_id} no longer exists")
-        recorder = FanoutRecorder(StoreRecorder(self._db, origin_of(run)), *watchers)
+        recorder = FanoutRecorder(StoreRecorder(self._db, origin_of(run)), *self._watchers, *watchers)
         result = await self._agent.resume(snapshot, approved_by=approved_by, recorder=recorder)
         if not thread_watched:
             await tell(self.notifier.resumed, run, result, what=f"the result of resumed run {run_id}")
