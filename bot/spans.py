@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 SERVICE_NAME = "parley"
 TRACES_PATH = "v1/traces"  # OTLP/HTTP: the signal's path under OTEL_EXPORTER_OTLP_ENDPOINT
 _NS_PER_MS = 1_000_000
+# A batch, its retries included, gets this long: a collector that is down never holds up a shutdown for long.
+EXPORT_TIMEOUT_S = 5.0
 
 
 def traces_url(endpoint: str) -> str:
@@ -62,7 +64,9 @@ async def exported_spans(endpoint: str | None) -> AsyncIterator[Tracer | None]:
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
     provider = TracerProvider(resource=Resource.create({"service.name": SERVICE_NAME}))
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=traces_url(endpoint))))
+    provider.add_span_processor(
+        BatchSpanProcessor(OTLPSpanExporter(endpoint=traces_url(endpoint), timeout=EXPORT_TIMEOUT_S))
+    )
     log.info("OpenTelemetry: spans of every run are exported to %s", urlsplit(endpoint).hostname)
     try:
         yield provider.get_tracer(SERVICE_NAME)
