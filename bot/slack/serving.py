@@ -1,7 +1,8 @@
 """Serving the Slack bot: HTTP through uvicorn (bolt's ASGI adapter), or Socket Mode (no public URL needed).
 
-Socket Mode takes events over Slack's WebSocket, and still answers GET /healthz over HTTP on the same host and
-port as HTTP mode, so one health check (the image's HEALTHCHECK, an orchestrator's probe) works in both modes.
+Socket Mode takes events over Slack's WebSocket, and still answers GET /healthz and GET /metrics over HTTP on the
+same host and port as HTTP mode, so one health check (the image's HEALTHCHECK, an orchestrator's probe) and one
+Prometheus scrape work in both modes.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ TOKEN_ERRORS = {"invalid_auth", "not_authed", "not_allowed_token_type", "token_r
 
 
 async def serve_http(bot: SlackBot, *, host: str, port: int) -> None:
-    """Until interrupted: POST /slack/events for events, interactivity and commands; GET /healthz."""
+    """Until interrupted: POST /slack/events for events, interactivity and commands; GET /healthz, GET /metrics."""
     config = uvicorn.Config(bot, host=host, port=port, lifespan="on", log_level="info", access_log=False)
     await uvicorn.Server(config).serve()
 
@@ -48,7 +49,8 @@ async def serve_socket_mode(
     max_retry_s: float = MAX_RETRY_S,
 ) -> None:
     """Until SIGTERM, SIGINT or cancellation: events over Slack's WebSocket (no public URL needed), and GET
-    /healthz on `host:port` (every other request: 404, as the events do not come over HTTP in this mode).
+    /healthz and GET /metrics on `host:port` (every other request: 404, as the events do not come over HTTP in
+    this mode).
 
     The workers and timed jobs are started here, once (the health server runs without ASGI lifespan). A
     connection Slack refuses or cannot take is logged and retried, never fatal: health keeps being answered,
