@@ -24,6 +24,7 @@ from agent.brains.base import (
     RetryNote,
     ToolCallRequest,
 )
+from agent.brains.reporting import ReportingBrain
 from agent.closing import Closing
 from agent.config import AgentConfig
 from agent.context import Exchange, Transcript
@@ -110,6 +111,11 @@ class Agent:
     def tool_names(self) -> list[str]:
         return self._executor.names
 
+    @property
+    def error_codes(self) -> frozenset[str]:
+        """Every error code the grading table knows (the built-in ones and the configured ones)."""
+        return frozenset(self._table.codes())
+
     def check_question(self, question: str) -> str:
         """The question as it will run, or InvalidQuestion saying why it cannot."""
         return check_question(question, self.config.limits)
@@ -165,14 +171,19 @@ class Agent:
         self, run_id: str, question: str, history: Sequence[Exchange], recorder: Recorder | None
     ) -> RunState:
         limits = self.config.limits
-        return RunState(
+        # Every LLM request of the run (plan, decisions, critiques, repairs) is reported through the run's own
+        # recorder; `state` is bound below, before any request is made.
+        brain = ReportingBrain(self._brain, run_id, lambda event: self._emit(state, event), lambda: state.steps)
+        state = RunState(
             run_id=run_id,
             question=question,
             transcript=Transcript.start(question, history=history, output_schema=self.config.output.json_schema),
             detector=RepeatDetector(limits.repeat_threshold, limits.repeat_error_threshold, limits.alternation_cycles),
-            critique=Critique(self._brain, self.config.critique, limits.max_critique_rounds),
+            critique=Critique(brain, self.config.critique, limits.max_critique_rounds),
             recorder=recorder or self._recorder,
+            brain=brain,
         )
+        return state
 
     async def _bounded(self, state: RunState, work: Coroutine[Any, Any, Outcome]) -> RunResult:
         """Run `work` within the wall-clock budget; exactly one RunFinished, whatever happens."""
@@ -207,7 +218,7 @@ class Agent:
     async def _drive(self, state: RunState) -> Outcome:
         specs = [tool.spec for name in self.tool_names if (tool := self._executor.get(name)) is not None]
         planned = await plan(
-            self._brain,
+            state.brain,
             state.question,
             specs,
             planner=self.config.done.planner,
@@ -237,7 +248,7 @@ class Agent:
         return await self._loop(state, first_step=step + 1)
 
     async def _loop(self, state: RunState, *, first_step: int) -> Outcome:
-        closing = Closing(self.config, state, self._brain, self._emit)
+        closing = Closing(self.config, state, state.brain, self._emit)
         for step in range(first_step, self.config.limits.max_steps + 1):
             state.steps = step
             try:
@@ -269,7 +280,7 @@ class Agent:
             specs.append(GIVE_UP)
         started = time.perf_counter()
         try:
-            decision = await self._brain.decide(list(state.transcript.messages), specs)
+            decision = await state.brain.decide(list(state.transcript.messages), specs)
         except LLMUnavailable as exc:
             state.count_llm(0)
             await self._note_llm_retries(state, exc.retry_notes)

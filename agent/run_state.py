@@ -50,6 +50,7 @@ class RunState:
     detector: RepeatDetector
     critique: Critique
     recorder: Recorder
+    brain: Brain  # the run's view of the brain: each LLM request it makes is reported (ReportingBrain)
     checklist: DoneChecklist = field(default_factory=lambda: DoneChecklist([]))
     sources: list[Source] = field(default_factory=list)
     disabled: set[str] = field(default_factory=set)

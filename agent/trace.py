@@ -20,6 +20,8 @@ from agent.snapshot import RunSnapshot
 
 # Which closing check refused a draft answer.
 Rejecter = Literal["done", "critique", "grounding", "output"]
+# What an LLM request was for: the step's decision, the Definition of Done, a critique, a JSON repair.
+LLMPurpose = Literal["decide", "plan", "critique", "repair_json", "other"]
 
 
 def _now() -> datetime:
@@ -107,6 +109,20 @@ class RetryScheduled(_Event):
     delay_s: float
 
 
+class LLMCallFinished(_Event):
+    """One request to the LLM, answered or not: what it was for, how long the run waited for it (its retries
+    included) and the tokens the LLM reported. No text: the prompt and the reply are in the other events."""
+
+    kind: Literal["llm_call_finished"] = "llm_call_finished"
+    step: int  # 0: before the first step (the plan)
+    purpose: LLMPurpose
+    ok: bool  # False: the LLM stayed unreachable or refused the request
+    latency_ms: int
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    retries: int = 0
+
+
 class LLMRetry(_Event):
     kind: Literal["llm_retry"] = "llm_retry"
     attempt: int
@@ -169,6 +185,7 @@ TraceEvent = Annotated[
     | StepDecided
     | ToolCallFinished
     | RetryScheduled
+    | LLMCallFinished
     | LLMRetry
     | CritiqueVerdictMade
     | DoneItemTicked

@@ -25,12 +25,14 @@ from agent import (
     HttpToolEntry,
     JsonReactBrain,
     OpenAIBrain,
+    Recorder,
     ReplayBrain,
     ReplayScript,
     build_tools,
 )
 from bot.config_file import LoadedConfig
 from bot.jobs import Jobs, Recovery
+from bot.metrics import Metrics, Vocabulary
 from bot.notifier import LogNotifier, Notifier
 from bot.owner import RunOwner
 from bot.review.config import ReviewConfig
@@ -41,6 +43,7 @@ from bot.slack.reply import DEFAULT_MIN_INTERVAL_S
 from bot.slack.review import ReviewBoard
 from bot.slack.reviewers import Reviewers
 from bot.slack.workers import RunQueue
+from bot.spans import SpanRecorder, Tracer
 from bot.store import Database
 
 log = logging.getLogger(__name__)
@@ -120,8 +123,10 @@ def build_slack_bot(
     update_interval_s: float = DEFAULT_MIN_INTERVAL_S,
     review: ReviewConfig | None = None,
     run_jobs: bool = False,
+    tracer: Tracer | None = None,
 ) -> SlackBot:
-    """The Slack bot of `parley serve`: the run service tells people through the reviewer board."""
+    """The Slack bot of `parley serve`: the run service tells people through the reviewer board, and every run
+    is counted for GET /metrics (and traced as OpenTelemetry spans when a `tracer` is given)."""
     review = review or ReviewConfig()
     app = slack_app(settings, client)
     channel = settings.review_channel or review.channel
@@ -132,10 +137,17 @@ def build_slack_bot(
             channel,
         )
     board = ReviewBoard(db, app.client, review, channel=channel)
+    vocabulary = Vocabulary(agent.tool_names, agent.error_codes)
+    metrics = Metrics(vocabulary, workers=settings.workers)
+    watchers: list[Recorder] = [metrics]
+    if tracer is not None:
+        watchers.append(SpanRecorder(tracer, vocabulary))
     owner = RunOwner(db, heartbeat_s=review.heartbeat_s, stale_after_s=review.stale_after_s)
-    runs = RunService(db, board, agent, owner=owner)
+    runs = RunService(db, board, agent, owner=owner, watchers=watchers)
     queue = RunQueue(db, runs, app.client, size=settings.workers, min_interval_s=update_interval_s)
     reviewers = Reviewers(review, app.client)
     jobs = Jobs(db, review, board, owner=owner.id) if run_jobs else None
     recovery = Recovery(db, owner, board, queue) if run_jobs else None
-    return SlackBot(app, db, runs, queue, reviewers, board, jobs=jobs, recovery=recovery, llm_url=llm_url)
+    return SlackBot(
+        app, db, runs, queue, reviewers, board, metrics=metrics, jobs=jobs, recovery=recovery, llm_url=llm_url
+    )

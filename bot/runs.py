@@ -66,15 +66,23 @@ class RunService:
     """Every way a run starts, goes on, is decided or ends early — recorded first, then told."""
 
     def __init__(
-        self, db: Database, notifier: Notifier, agent: Agent | None = None, *, owner: RunOwner | None = None
+        self,
+        db: Database,
+        notifier: Notifier,
+        agent: Agent | None = None,
+        *,
+        owner: RunOwner | None = None,
+        watchers: Sequence[Recorder] = (),
     ) -> None:
         """Without an `agent` the service decides, retries and cancels, but runs nothing (`parley review
         reject` needs no LLM). Without an `owner`, this process holds its runs under an owner of its own,
-        heartbeating only while a run goes on (the command line)."""
+        heartbeating only while a run goes on (the command line). `watchers` see every run's trace events
+        (metrics, spans), after the store."""
         self._db = db
         self.notifier = notifier
         self._engine = agent
         self.owner = owner or RunOwner(db)
+        self._watchers = tuple(watchers)
 
     @property
     def _agent(self) -> Agent:
@@ -97,7 +105,7 @@ class RunService:
     ) -> RunResult:
         """Run the question to its end, recorded; a run that waits for people is shown to the reviewers."""
         async with self.owner.holding():
-            recorder = FanoutRecorder(self._recorder(origin), *watchers)
+            recorder = FanoutRecorder(self._recorder(origin), *self._watchers, *watchers)
             result = await self._agent.run(question, run_id=run_id, history=history, recorder=recorder)
         await self._after_run(result)
         return result
@@ -135,7 +143,7 @@ class RunService:
         if run is None:  # removed between the two reads
             return NotResumed(run_id, f"run {run_id} no longer exists")
         async with self.owner.holding():
-            recorder = FanoutRecorder(self._recorder(origin_of(run)), *watchers)
+            recorder = FanoutRecorder(self._recorder(origin_of(run)), *self._watchers, *watchers)
             result = await self._agent.resume(snapshot, approved_by=approved_by, recorder=recorder)
         if not thread_watched:
             await tell(self.notifier.resumed, run, result, what=f"the result of resumed run {run_id}")

@@ -30,6 +30,8 @@ class Settings(BaseSettings):
     slack_signing_secret: SecretStr | None = Field(None, validation_alias="SLACK_SIGNING_SECRET")
     slack_app_token: SecretStr | None = Field(None, validation_alias="SLACK_APP_TOKEN")
     port: int = Field(3000, ge=1, le=65535, validation_alias="PORT")
+    # OpenTelemetry's own name: spans are exported over OTLP/HTTP only when it is set.
+    otel_endpoint: str | None = Field(None, validation_alias="OTEL_EXPORTER_OTLP_ENDPOINT")
 
     @field_validator("llm_base_url")
     @classmethod
@@ -39,6 +41,16 @@ class Settings(BaseSettings):
         value = value.strip()
         if not value.startswith(("http://", "https://")):
             raise ValueError(f"PARLEY_LLM_BASE_URL must start with http:// or https:// (got {value!r})")
+        return value
+
+    @field_validator("otel_endpoint")
+    @classmethod
+    def _otlp_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        value = value.strip()
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"OTEL_EXPORTER_OTLP_ENDPOINT must start with http:// or https:// (got {value!r})")
         return value
 
     @field_validator("llm_model")

@@ -23,6 +23,7 @@ from bot.render import render_result
 from bot.runs import RunService
 from bot.settings import Settings
 from bot.slack.serving import serve_http, serve_socket_mode
+from bot.spans import exported_spans
 from bot.store import RunOrigin, RunSource, StoreError, check_reachable, connect, open_store
 from bot.store.migrate import current_revision, downgrade, head_revision, upgrade
 
@@ -128,9 +129,9 @@ async def _serve(args: argparse.Namespace, settings: Settings, loaded: LoadedCon
     brain = build_brain(settings, loaded.agent)
     db = await open_store(settings.database_url, pool_size=settings.workers + SERVE_EXTRA_CONNECTIONS)
     try:
-        async with open_agent(settings, loaded, brain) as agent:
+        async with open_agent(settings, loaded, brain) as agent, exported_spans(settings.otel_endpoint) as tracer:
             bot = build_slack_bot(
-                settings, db, agent, llm_url=settings.llm_base_url, review=loaded.review, run_jobs=True
+                settings, db, agent, llm_url=settings.llm_base_url, review=loaded.review, run_jobs=True, tracer=tracer
             )
             port = args.port or settings.port
             if settings.slack_app_token is not None:  # events over the WebSocket; still GET /healthz on the port

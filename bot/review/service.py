@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 
 from agent import RunSnapshot, RunStatus
 from bot.store.conversations import cancel_run
@@ -224,3 +224,11 @@ async def pending_escalations(db: Database, *, limit: int = 50, offset: int = 0)
             .offset(offset)
         )
         return [(esc, run) for esc, run in rows.all()]
+
+
+async def count_pending_escalations(db: Database) -> int:
+    """How many escalations wait for a decision (one COUNT, on the index by status)."""
+    async with db.sessions() as session:
+        pending = EscalationRecord.status == EscalationStatus.PENDING
+        count = await session.scalar(select(func.count()).select_from(EscalationRecord).where(pending))
+        return int(count or 0)

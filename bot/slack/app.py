@@ -1,4 +1,4 @@
-"""SlackBot: bolt's async app, our listeners, and the ASGI entry (`/slack/events`, `/healthz`)."""
+"""SlackBot: bolt's async app, our listeners, and the ASGI entry (`/slack/events`, `/healthz`, `/metrics`)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import gc
 import json
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -22,6 +23,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from agent import InvalidQuestion, exception_line
 from bot.jobs import Jobs, Recovery
+from bot.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from bot.metrics import METRICS_PATH, Metrics
 from bot.runs import RunService
 from bot.settings import Settings
 from bot.slack.commands import register_commands
@@ -103,11 +106,13 @@ class SlackBot:
         reviewers: Reviewers,
         review_board: ReviewBoard,
         *,
+        metrics: Metrics,
         jobs: Jobs | None = None,
         recovery: Recovery | None = None,
         llm_url: str | None = None,
     ) -> None:
         self.app = app
+        self.metrics = metrics
         self.client = app.client
         self._db = db
         self._runs = runs
@@ -215,15 +220,33 @@ class SlackBot:
         report["pending_ends"] = str(len(self._runs.owner.pending))  # finished runs the database has not taken yet
         return (200 if report["database"] == "ok" else 503), report
 
+    async def metrics_page(self) -> bytes:
+        """GET /metrics: Prometheus's text format; answered even when the store is down (it says so)."""
+        return await self.metrics.page(self._db, busy=self.queue.busy, waiting=self.queue.waiting)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """ASGI: the health check here, everything else to bolt; lifespan starts and stops the workers."""
+        """ASGI: health and metrics here, everything else to bolt; lifespan starts and stops the workers."""
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
             return
-        if scope["type"] == "http" and scope["path"] == HEALTH_PATH and scope["method"] == "GET":
-            status, report = await self.health()
-            await _respond(send, status, json.dumps(report).encode(), b"application/json")
+        if scope["type"] == "http" and scope["method"] == "GET":
+            if scope["path"] == HEALTH_PATH:
+                status, report = await self.health()
+                await _respond(send, status, json.dumps(report).encode(), b"application/json")
+                return
+            if scope["path"] == METRICS_PATH:
+                await _respond(send, 200, await self.metrics_page(), METRICS_CONTENT_TYPE)
+                return
+        if scope["path"] != EVENTS_PATH:
+            await self._to_bolt(scope, receive, send)
             return
+        started = time.perf_counter()
+        try:
+            await self._to_bolt(scope, receive, send)
+        finally:
+            self.metrics.observe_ack(time.perf_counter() - started)
+
+    async def _to_bolt(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await self._handler(scope, receive, send)
         except ValueError as exc:  # bolt parses the body before it verifies it: not JSON, not a form

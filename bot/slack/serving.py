@@ -1,7 +1,8 @@
 """Serving the Slack bot: HTTP through uvicorn (bolt's ASGI adapter), or Socket Mode (no public URL needed).
 
-Socket Mode takes events over Slack's WebSocket, and still answers GET /healthz over HTTP on the same host and
-port as HTTP mode, so one health check (the image's HEALTHCHECK, an orchestrator's probe) works in both modes.
+Socket Mode takes events over Slack's WebSocket, and still answers GET /healthz and GET /metrics over HTTP on the
+same host and port as HTTP mode, so one health check (the image's HEALTHCHECK, an orchestrator's probe) and one
+Prometheus scrape work in both modes.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import uvicorn
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
 from agent import Backoff, exception_line
+from bot.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from bot.metrics import METRICS_PATH
 from bot.slack.app import HEALTH_PATH, Receive, Scope, Send, SlackBot
 from bot.slack.gateway import FOREIGN_ERRORS, SlackFailure, slack_call
 
@@ -23,13 +26,15 @@ log = logging.getLogger(__name__)
 FIRST_RETRY_S = 5.0  # Socket Mode: the first wait after a failed connection, doubled up to MAX_RETRY_S
 MAX_RETRY_S = 60.0  # apps.connections.open is rate-limited (tier 1): about once a minute at worst
 CONNECT_TIMEOUT_S = 20.0  # for the WebSocket itself, once Slack gave its URL (slack_sdk retries within it)
-NOT_SERVED_IN_SOCKET_MODE = b"Socket Mode: only GET /healthz is served here; Slack's events come over the WebSocket"
+NOT_SERVED_IN_SOCKET_MODE = (
+    b"Socket Mode: only GET /healthz and GET /metrics are served here; Slack's events come over the WebSocket"
+)
 # Slack refusing the app-level token: the log line and /healthz name SLACK_APP_TOKEN, the operator's to fix.
 TOKEN_ERRORS = {"invalid_auth", "not_authed", "not_allowed_token_type", "token_revoked", "account_inactive"}
 
 
 async def serve_http(bot: SlackBot, *, host: str, port: int) -> None:
-    """Until interrupted: POST /slack/events for events, interactivity and commands; GET /healthz."""
+    """Until interrupted: POST /slack/events for events, interactivity and commands; GET /healthz, GET /metrics."""
     config = uvicorn.Config(bot, host=host, port=port, lifespan="on", log_level="info", access_log=False)
     await uvicorn.Server(config).serve()
 
@@ -44,7 +49,8 @@ async def serve_socket_mode(
     max_retry_s: float = MAX_RETRY_S,
 ) -> None:
     """Until SIGTERM, SIGINT or cancellation: events over Slack's WebSocket (no public URL needed), and GET
-    /healthz on `host:port` (every other request: 404, as the events do not come over HTTP in this mode).
+    /healthz and GET /metrics on `host:port` (every other request: 404, as the events do not come over HTTP in
+    this mode).
 
     The workers and timed jobs are started here, once (the health server runs without ASGI lifespan). A
     connection Slack refuses or cannot take is logged and retried, never fatal: health keeps being answered,
@@ -169,7 +175,7 @@ class SocketModeLink:
 
 
 class HealthSite:
-    """ASGI, the HTTP side of Socket Mode: GET /healthz (the bot's report, plus the Slack connection).
+    """ASGI, the HTTP side of Socket Mode: GET /healthz (the bot's report, plus the Slack connection), GET /metrics.
 
     Nothing else: in Socket Mode SLACK_SIGNING_SECRET is optional, so a POST /slack/events here could not be
     verified; the events arrive over the WebSocket, and every other request is answered 404.
@@ -186,6 +192,9 @@ class HealthSite:
             status, report = await self._bot.health()
             report["slack"] = await self._link.state()
             await _respond(send, status, json.dumps(report).encode(), b"application/json")
+            return
+        if scope["path"] == METRICS_PATH and scope["method"] == "GET":
+            await _respond(send, 200, await self._bot.metrics_page(), METRICS_CONTENT_TYPE)
             return
         await _respond(send, 404, NOT_SERVED_IN_SOCKET_MODE)
 

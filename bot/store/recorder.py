@@ -20,7 +20,10 @@ from agent import (
     CritiqueVerdictMade,
     DoneItemTicked,
     FinalRejected,
+    LLMCallFinished,
+    LLMRetry,
     PlanMade,
+    RetryScheduled,
     RunFinished,
     RunHeld,
     RunResumed,
@@ -43,6 +46,8 @@ log = logging.getLogger(__name__)
 DEFAULT_RAW_CAP_BYTES = 256 * 1024
 DEFAULT_WRITE_TIMEOUT_S = 5.0
 ENGINE_ACTOR = "engine"
+# Kept in the rows of other events (a tool call's attempts, the run's counters): no transaction for these.
+_NOTHING_TO_WRITE = (RetryScheduled, LLMRetry, LLMCallFinished)
 
 
 @dataclass(frozen=True)
@@ -119,7 +124,9 @@ class StoreRecorder:
         After a failure the rest of that run is not written (each write would cost the run another
         timeout), except its end: the run's final status is tried once more and marked `trace_complete=false`.
         """
-        if event.run_id in self._broken and not isinstance(event, RunFinished):
+        if isinstance(event, _NOTHING_TO_WRITE) or (
+            event.run_id in self._broken and not isinstance(event, RunFinished)
+        ):
             return
         write = asyncio.create_task(self._write_in_transaction(event))
         self._writes.add(write)

@@ -20,6 +20,7 @@ from bot.config_file import defaults_dir
 from bot.review.config import ReviewConfig
 from bot.settings import Settings
 from bot.slack.app import SlackBot, slack_client
+from bot.spans import Tracer
 from bot.store import Database
 from tests.agent.llm_agent import shipped_config
 from tests.bot.slack.seen import answer_in
@@ -131,6 +132,7 @@ async def running_bot(
     tools: Sequence[ToolChoice] = ("calculator", "knowledge_lookup", "get_weather"),
     update_interval_s: float = UPDATE_INTERVAL_S,
     review: ReviewConfig | None = None,
+    tracer: Tracer | None = None,
     **config: Any,
 ) -> AsyncIterator[RunningBot]:
     settings = settings_for(slack, workers=workers)
@@ -143,6 +145,7 @@ async def running_bot(
             llm_url=llm_base_url,
             update_interval_s=update_interval_s,
             review=review,
+            tracer=tracer,
         )
         async with serve(bot) as url, httpx.AsyncClient(trust_env=False, timeout=DEFAULT_POST_TIMEOUT_S) as slack_side:
             yield RunningBot(url, bot, slack, slack_side)

@@ -32,6 +32,7 @@ from bot.settings import Settings
 from bot.slack.app import HEALTH_PATH, SlackBot
 from bot.slack.serving import FIRST_RETRY_S, serve_socket_mode
 from tests.bot.slack.harness import UPDATE_INTERVAL_S, agent_for, calculation
+from tests.bot.slack.scrape import Scrape
 from tests.bot.slack.seen import is_finished, shown
 from tests.bot.slack.test_serve_process import PARLEY, STOP_S, environment, wait_until_healthy
 from tests.fakes.llm_server import FakeLLMServer
@@ -264,7 +265,11 @@ async def test_socket_mode_retries_until_slack_lets_it_in_then_answers_over_the_
             what="the answer in the mention's thread",
         )
         assert "564 [1]" in shown(answer)
-        # The events arrive over the WebSocket only: over HTTP, /healthz and nothing else.
+        # GET /metrics is served beside /healthz (no ack over HTTP to time: the acks went over the WebSocket).
+        page = Scrape.parse((await http.get(f"http://127.0.0.1:{port}/metrics")).raise_for_status().text)
+        assert page.value("parley_runs_finished_total", status="solved", reason="answered") == 1
+        assert page.value("parley_slack_ack_duration_seconds_count") == 0
+        # The events arrive over the WebSocket only: over HTTP, /healthz, /metrics and nothing else.
         assert (await http.post(f"http://127.0.0.1:{port}/slack/events", content=b"{}")).status_code == 404
         assert (await http.get(f"http://127.0.0.1:{port}/")).status_code == 404
 
