@@ -71,6 +71,11 @@ class InThread:
     STOPPED_BEFORE_START = (
         "Parley stopped (a crash or restart) before it started on this question, so nothing was done. Please ask again."
     )
+    SOMETHING_BROKE = "Something went wrong on Parley's side while answering; the operators can see it in the logs."
+    HELD_CHANGED = (
+        "the approved action could not be run as it was shown to the reviewer, so nothing was done; please ask again"
+    )
+    INTERRUPTED = "Parley was stopped (a restart or a deploy) before it could answer. Please ask again."
 
 
 class InCommand:

@@ -22,15 +22,10 @@ from bot.slack.reply import DEFAULT_MIN_INTERVAL_S, ThreadReply
 from bot.store import Database, RunOrigin, RunSource
 from bot.store.conversations import SlackAsk, load_run, set_reply_ts, thread_history
 from bot.store.database import patiently
-from bot.wording import DATABASE_UNAVAILABLE, NOT_STARTED_DATABASE_UNAVAILABLE
+from bot.wording import DATABASE_UNAVAILABLE, NOT_STARTED_DATABASE_UNAVAILABLE, InThread
 
 log = logging.getLogger(__name__)
 
-SOMETHING_BROKE = "Something went wrong on Parley's side while answering; the operators can see it in the logs."
-HELD_CHANGED = (
-    "the approved action could not be run as it was shown to the reviewer, so nothing was done; please ask again"
-)
-INTERRUPTED = "Parley was stopped (a restart or a deploy) before it could answer. Please ask again."
 GOODBYE_TIMEOUT_S = 5.0
 
 
@@ -94,9 +89,9 @@ class RunQueue:
         try:
             async with asyncio.timeout(GOODBYE_TIMEOUT_S):
                 if not started:
-                    await self._runs.cancel_unstarted(job.run_id, INTERRUPTED)
+                    await self._runs.cancel_unstarted(job.run_id, InThread.INTERRUPTED)
                 await job.announced
-                await job.reply.finish(_ended(INTERRUPTED, job.run_id))
+                await job.reply.finish(_ended(InThread.INTERRUPTED, job.run_id))
         except Exception as exc:  # shutting down: a thread we cannot reach is logged, not retried
             log.warning("could not tell the thread of run %s that it was interrupted: %s", job.run_id, exc)
 
@@ -180,10 +175,10 @@ class RunQueue:
             raise
         except Exception:
             log.exception("run %s raised", job.run_id)
-            self._deliver(job, _ended(SOMETHING_BROKE, job.run_id, TerminationReason.IRRECOVERABLE_ERROR))
+            self._deliver(job, _ended(InThread.SOMETHING_BROKE, job.run_id, TerminationReason.IRRECOVERABLE_ERROR))
             return
         if isinstance(result, NotResumed):
-            self._deliver(job, _ended(HELD_CHANGED, job.run_id))
+            self._deliver(job, _ended(InThread.HELD_CHANGED, job.run_id))
             return
         self._deliver(job, mark_ended(answer_messages(result), result.run_id, result.status, result.termination_reason))
 
