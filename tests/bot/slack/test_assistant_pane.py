@@ -194,5 +194,6 @@ async def test_reply_in_an_ordinary_dm_thread_stays_a_follow_up_without_a_title(
         await answers_in(slack_api, thread, 2)
 
     first, follow_up = await runs(db)
-    assert (follow_up.thread_ts, follow_up.question, follow_up.status) == (thread, FOLLOW_UP, "solved")
+    assert (first.thread_ts, follow_up.thread_ts, follow_up.question) == (thread, thread, FOLLOW_UP)
+    assert follow_up.status == "solved"
     assert slack_api.calls("assistant.threads.setTitle") == []  # the thread was Parley's already
