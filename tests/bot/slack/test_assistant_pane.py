@@ -5,7 +5,10 @@ titles the thread, a follow-up is a follow-up; what Slack refuses is logged and 
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from bot.suggested_prompts import AssistantConfig, SuggestedPrompt
 from tests.bot.slack.harness import ByQuestion, calculation, running_bot
@@ -23,6 +26,7 @@ from tests.fakes.slack_workspace import next_ts
 QUESTION = "What is 47 times 12, and please show me how you worked it out step by step?"
 FOLLOW_UP = "And what is that times 2?"
 SENTINEL = "What is 6 times 7?"
+MANIFEST = Path(__file__).resolve().parents[3] / "config" / "slack-manifest.yaml"
 TITLE = "What is 47 times 12, and please show me how you worked it o…"  # 60 characters, cut with "…"
 
 
@@ -197,3 +201,12 @@ async def test_reply_in_an_ordinary_dm_thread_stays_a_follow_up_without_a_title(
     assert (first.thread_ts, follow_up.thread_ts, follow_up.question) == (thread, thread, FOLLOW_UP)
     assert follow_up.status == "solved"
     assert slack_api.calls("assistant.threads.setTitle") == []  # the thread was Parley's already
+
+
+def test_manifest_turns_the_assistant_view_on_with_its_scope_and_events():
+    manifest = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
+
+    assert manifest["features"]["assistant_view"]["assistant_description"]
+    assert {"assistant:write", "im:history"} <= set(manifest["oauth_config"]["scopes"]["bot"])
+    events = set(manifest["settings"]["event_subscriptions"]["bot_events"])
+    assert {"assistant_thread_started", "assistant_thread_context_changed", "message.im"} <= events
