@@ -14,14 +14,18 @@ from bot.suggested_prompts import AssistantConfig, SuggestedPrompt
 from tests.bot.slack.harness import ByQuestion, calculation, running_bot
 from tests.bot.slack.seen import STATUS_MARK, answer_in, runs, shown
 from tests.bot.slack.test_conversations import decisions_about
+from tests.bot.slack.test_serve_process import PARLEY, environment, wait_until_healthy
 from tests.fakes.slack_events import (
     DM_CHANNEL,
+    SIGNING_SECRET,
     assistant_message,
     assistant_thread_started,
     direct_message,
     event_callback,
+    post_event,
 )
-from tests.fakes.slack_workspace import next_ts
+from tests.fakes.slack_workspace import BOT_TOKEN, next_ts
+from tests.serving import free_port, server_process, terminate
 
 QUESTION = "What is 47 times 12, and please show me how you worked it out step by step?"
 FOLLOW_UP = "And what is that times 2?"
@@ -210,3 +214,55 @@ def test_manifest_turns_the_assistant_view_on_with_its_scope_and_events():
     assert {"assistant:write", "im:history"} <= set(manifest["oauth_config"]["scopes"]["bot"])
     events = set(manifest["settings"]["event_subscriptions"]["bot_events"])
     assert {"assistant_thread_started", "assistant_thread_context_changed", "message.im"} <= events
+
+
+def test_parley_serve_offers_the_prompts_of_its_yaml_and_answers_in_the_pane(
+    tmp_path: Path, serve_db: str, slack_api, llm_server
+):
+    llm_server.respond_with(calculation("6 * 7", "42"))
+    config = tmp_path / "parley.yaml"
+    config.write_text(
+        "limits: {retry_backoff_base_s: 0.01, retry_backoff_max_s: 0.05, llm_max_retries: 1}\n"
+        "tools: [{builtin: calculator}]\n"
+        "assistant:\n"
+        "  title: Ask Parley\n"
+        f"  prompts: [{{title: Six sevens, message: '{SENTINEL}'}}]\n",
+        encoding="utf-8",
+    )
+    env = environment(
+        tmp_path,
+        SLACK_BOT_TOKEN=BOT_TOKEN,
+        SLACK_SIGNING_SECRET=SIGNING_SECRET,
+        PARLEY_SLACK_API_URL=slack_api.base_url,
+        PARLEY_DATABASE_URL=serve_db,
+        PARLEY_LLM_BASE_URL=llm_server.base_url,
+        PARLEY_LLM_MODEL="test-model",
+        PARLEY_WORKERS="1",
+    )
+    port = free_port()
+    stdout, stderr = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
+    command = [str(PARLEY), "serve", "--port", str(port), "--host", "127.0.0.1", "--config", str(config)]
+    events = f"http://127.0.0.1:{port}/slack/events"
+    with server_process(command, env=env, cwd=tmp_path, stderr=stderr, stdout=stdout) as server:
+        wait_until_healthy(f"http://127.0.0.1:{port}/healthz", server, stderr)
+        started = assistant_thread_started()
+        thread = started["event"]["assistant_thread"]["thread_ts"]
+        assert post_event(events, started, SIGNING_SECRET).status_code == 200
+        offered = slack_api.wait_for(lambda: slack_api.suggested_prompts(DM_CHANNEL, thread), what="the prompts")
+        # The person clicks the prompt: Slack posts its message in the thread.
+        [prompt] = offered["prompts"]
+        assert (
+            post_event(events, assistant_message(prompt["message"], thread_ts=thread), SIGNING_SECRET).status_code
+            == 200
+        )
+        [answer] = slack_api.wait_for(
+            lambda: (found := slack_api.messages_in(DM_CHANNEL, thread)) and STATUS_MARK in shown(found[-1]) and found,
+            timeout_s=20,
+            what="the answer in the assistant thread",
+        )
+        slack_api.wait_for(lambda: slack_api.thread_title(DM_CHANNEL, thread), what="the thread's title")
+        terminate(server, 15)
+
+    assert offered == {"title": "Ask Parley", "prompts": [{"title": "Six sevens", "message": SENTINEL}]}
+    assert "42" in shown(answer)
+    assert slack_api.thread_title(DM_CHANNEL, thread) == SENTINEL
