@@ -43,7 +43,7 @@ from agent.run_state import Outcome, RunState
 from agent.snapshot import RunSnapshot
 from agent.source import Source
 from agent.text import exception_line
-from agent.tools.base import Tool
+from agent.tools.base import Tool, ToolSpec
 from agent.tools.executor import ExecutedCall, ToolExecutor
 from agent.trace import (
     DoneItemTicked,
@@ -110,6 +110,11 @@ class Agent:
     @property
     def tool_names(self) -> list[str]:
         return self._executor.names
+
+    @property
+    def tool_specs(self) -> list[ToolSpec]:
+        """What each tool of a run says about itself (name, description, argument schema), in order."""
+        return [tool.spec for name in self._executor.names if (tool := self._executor.get(name)) is not None]
 
     @property
     def error_codes(self) -> frozenset[str]:

@@ -45,6 +45,7 @@ from bot.slack.reviewers import Reviewers
 from bot.slack.workers import RunQueue
 from bot.spans import SpanRecorder, Tracer
 from bot.store import Database
+from bot.suggested_prompts import AssistantConfig, prompt_set
 
 log = logging.getLogger(__name__)
 
@@ -124,9 +125,11 @@ def build_slack_bot(
     review: ReviewConfig | None = None,
     run_jobs: bool = False,
     tracer: Tracer | None = None,
+    assistant: AssistantConfig | None = None,
 ) -> SlackBot:
     """The Slack bot of `parley serve`: the run service tells people through the reviewer board, and every run
-    is counted for GET /metrics (and traced as OpenTelemetry spans when a `tracer` is given)."""
+    is counted for GET /metrics (and traced as OpenTelemetry spans when a `tracer` is given). The assistant
+    pane suggests the `assistant` prompts, or ones drawn from the agent's tools."""
     review = review or ReviewConfig()
     app = slack_app(settings, client)
     channel = settings.review_channel or review.channel
@@ -148,6 +151,17 @@ def build_slack_bot(
     reviewers = Reviewers(review, app.client)
     jobs = Jobs(db, review, board, owner=owner.id) if run_jobs else None
     recovery = Recovery(db, owner, board, queue) if run_jobs else None
+    prompts = prompt_set(assistant or AssistantConfig(), agent.tool_specs)
     return SlackBot(
-        app, db, runs, queue, reviewers, board, metrics=metrics, jobs=jobs, recovery=recovery, llm_url=llm_url
+        app,
+        db,
+        runs,
+        queue,
+        reviewers,
+        board,
+        metrics=metrics,
+        jobs=jobs,
+        recovery=recovery,
+        llm_url=llm_url,
+        prompts=prompts,
     )

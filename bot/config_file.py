@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from agent import AgentConfig, ConfigError, exception_line
 from bot.review.config import ReviewConfig
+from bot.suggested_prompts import AssistantConfig
 
 CONFIG_FILE = "parley.yaml"
 ERRORS_FILE = "errors.yaml"
@@ -34,6 +35,7 @@ class LoadedConfig:
     data_dir: Path  # where built-in tools find their data files
     hash: str
     review: ReviewConfig = field(default_factory=ReviewConfig)
+    assistant: AssistantConfig = field(default_factory=AssistantConfig)
 
 
 def load_config(path: Path | None = None) -> LoadedConfig:
@@ -54,7 +56,8 @@ def load_config(path: Path | None = None) -> LoadedConfig:
     if "escalate_on" in raw:
         raise ConfigError(f"{path}: escalate_on belongs under review: (review.escalate_on)")
     review_raw = dict(raw.get("review") or {}) if isinstance(raw.get("review"), dict) else raw.get("review")
-    engine = {k: v for k, v in raw.items() if k != "review"}
+    assistant = _assistant(path, raw.get("assistant"))
+    engine = {k: v for k, v in raw.items() if k not in ("review", "assistant")}
     if isinstance(review_raw, dict) and "escalate_on" in review_raw:
         engine["escalate_on"] = review_raw.pop("escalate_on")  # the engine decides what goes to people
     try:
@@ -67,7 +70,17 @@ def load_config(path: Path | None = None) -> LoadedConfig:
         raise ConfigError(f"{path}: {where}: {first['msg']}") from None
     digest = hashlib.sha256(json.dumps(raw, sort_keys=True, default=str).encode()).hexdigest()[:16]
     data_dir = path.parent if (path.parent / "knowledge.yaml").is_file() else defaults_dir()
-    return LoadedConfig(agent=agent, path=path, data_dir=data_dir, hash=digest, review=review)
+    return LoadedConfig(agent=agent, path=path, data_dir=data_dir, hash=digest, review=review, assistant=assistant)
+
+
+def _assistant(path: Path, raw: Any) -> AssistantConfig:
+    """`assistant:` (Slack's assistant pane); its first problem named by its place in the file."""
+    try:
+        return AssistantConfig.model_validate(raw or {})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in ("assistant", *first["loc"]))
+        raise ConfigError(f"{path}: {where}: {first['msg'].removeprefix('Value error, ')}") from None
 
 
 def _read_yaml(path: Path) -> Any:

@@ -125,6 +125,22 @@ class InHome:
     UNAVAILABLE = "⚠️ {problem}"
 
 
+class InAssistant:
+    """What people read in Slack's assistant pane (bot/slack/assistant_pane.py, bot/suggested_prompts.py)."""
+
+    PROMPTS_TITLE = "Try asking"
+    # One suggested prompt per configured tool, in plain words: the tool's name → (title, message). The
+    # placeholders are the tool's argument names, filled with the example its own schema gives.
+    TOOL_PROMPTS: ClassVar[dict[str, tuple[str, str]]] = {
+        "calculator": ("Calculate {expression}", "What is {expression}?"),
+        "get_weather": ("Weather in {city}", "What's the weather in {city} right now?"),
+        "knowledge_lookup": ("Look up a fact", "Look up {key} in the knowledge base."),
+        "web_search": ("Search the web", "Search the web for {query}."),
+    }
+    # Any other tool: its description's first sentence, with the example arguments.
+    TOOL_PROMPT = "{description}: {example}"
+
+
 class InListings:
     """What people read in a run as Home and `/parley` list it (bot/slack/history.py)."""
 

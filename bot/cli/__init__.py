@@ -131,7 +131,14 @@ async def _serve(args: argparse.Namespace, settings: Settings, loaded: LoadedCon
     try:
         async with open_agent(settings, loaded, brain) as agent, exported_spans(settings.otel_endpoint) as tracer:
             bot = build_slack_bot(
-                settings, db, agent, llm_url=settings.llm_base_url, review=loaded.review, run_jobs=True, tracer=tracer
+                settings,
+                db,
+                agent,
+                llm_url=settings.llm_base_url,
+                review=loaded.review,
+                run_jobs=True,
+                tracer=tracer,
+                assistant=loaded.assistant,
             )
             port = args.port or settings.port
             if settings.slack_app_token is not None:  # events over the WebSocket; still GET /healthz on the port

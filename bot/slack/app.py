@@ -27,6 +27,7 @@ from bot.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from bot.metrics import METRICS_PATH, Metrics
 from bot.runs import RunService
 from bot.settings import Settings
+from bot.slack.assistant_pane import register_assistant_pane
 from bot.slack.commands import register_commands
 from bot.slack.events import Candidate, Ignored, read
 from bot.slack.home import register_home
@@ -36,6 +37,7 @@ from bot.slack.workers import RunQueue
 from bot.store import Database, StoreUnavailable, check_reachable
 from bot.store.conversations import SlackAsk, enqueue, thread_is_ours
 from bot.store.database import patiently
+from bot.suggested_prompts import AssistantConfig, PromptSet, prompt_set
 from bot.wording import NOT_TAKEN_DATABASE_UNAVAILABLE
 
 log = logging.getLogger(__name__)
@@ -110,6 +112,7 @@ class SlackBot:
         jobs: Jobs | None = None,
         recovery: Recovery | None = None,
         llm_url: str | None = None,
+        prompts: PromptSet | None = None,
     ) -> None:
         self.app = app
         self.metrics = metrics
@@ -124,6 +127,8 @@ class SlackBot:
         self._llm_url = llm_url
         self._handler = AsyncSlackRequestHandler(app, path=EVENTS_PATH)
         self._background: set[asyncio.Task[None]] = set()
+        # Middleware: questions in Slack's assistant pane are taken there, before any listener below.
+        self.assistant_pane = register_assistant_pane(app, prompts or prompt_set(AssistantConfig(), []), db, self.take)
         app.event("app_mention")(self._on_message)
         app.event("message")(self._on_message)
         register_home(app, db, reviewers)  # before the catch-all: bolt runs the first match

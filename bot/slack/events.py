@@ -94,3 +94,35 @@ def strip_mention(text: str, bot_user_id: str | None) -> str:
     if bot_user_id:
         text = re.sub(rf"<@{re.escape(bot_user_id)}(\|[^>]*)?>", " ", text)
     return " ".join(text.split())
+
+
+class AssistantThread(BaseModel):
+    """The `assistant_thread` of Slack's assistant events: whose pane, where its thread is."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    user_id: str
+    channel_id: str
+    thread_ts: str
+
+
+class AssistantThreadEvent(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    type: Literal["assistant_thread_started", "assistant_thread_context_changed"]
+    assistant_thread: AssistantThread
+
+
+class AssistantEnvelope(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    team_id: str
+    event: AssistantThreadEvent
+
+
+def read_assistant_thread(body: dict[str, Any]) -> AssistantThread | Ignored:
+    """The thread an `assistant_thread_started` (or `…_context_changed`) event names; why not, when it names none."""
+    try:
+        return AssistantEnvelope.model_validate(body).event.assistant_thread
+    except ValidationError as exc:
+        return Ignored(f"an assistant event without its thread ({exc.error_count()} problem(s))")

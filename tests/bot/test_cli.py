@@ -218,6 +218,35 @@ def test_ask_with_a_broken_config_names_the_file_and_the_setting(
     assert llm_server.requests == []
 
 
+FIVE_PROMPTS = "".join(f"    - {{title: Prompt {n}, message: 'What is {n} + {n}?'}}\n" for n in range(5))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "assistant:\n  prompts:\n" + FIVE_PROMPTS,
+            "assistant.prompts: Slack shows at most 4 suggested prompts (got 5)",
+        ),
+        (
+            "assistant:\n  prompts:\n    - {title: '  ', message: 'Hi?'}\n",
+            "assistant.prompts.0.title: must not be empty",
+        ),
+        ("assistant: {title: ''}\n", "assistant.title: must not be empty"),
+        ("assistant: {prompts: [{title: Hi}]}\n", "assistant.prompts.0.message: Field required"),
+    ],
+    ids=["five-prompts", "blank-prompt-title", "empty-title", "no-message"],
+)
+def test_serve_with_broken_assistant_prompts_names_the_setting(parley: Parley, text: str, expected: str) -> None:
+    path = parley.write("team.yaml", text)
+
+    done = parley("serve", "--config", str(path))
+
+    assert done.returncode == EXIT_USAGE
+    line = one_line(done.stderr)
+    assert "team.yaml" in line and expected in line, line
+
+
 def test_ask_with_an_unknown_builtin_names_the_file(parley: Parley, llm_server: FakeLLMServer) -> None:
     path = parley.write("team.yaml", "tools:\n  - builtin: calculater\n")
 

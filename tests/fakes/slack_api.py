@@ -31,7 +31,8 @@ API_PREFIX = "/api/"
 DEFAULT_WAIT_S = 5.0
 _POLL_INTERVAL_S = 0.02
 _IDLE_CONNECTION_S = 30.0
-_JSON_FIELDS = ("blocks", "attachments", "view", "metadata", "loading_messages")  # sent as JSON text in forms
+# Fields slack_sdk sends as JSON text in forms.
+_JSON_FIELDS = ("blocks", "attachments", "view", "metadata", "loading_messages", "prompts")
 _DEFAULT_ERRORS = {429: "ratelimited", 500: "internal_error", 503: "service_unavailable"}
 
 T = TypeVar("T")
@@ -130,6 +131,16 @@ class FakeSlackApi:
         """The assistant.threads.setStatus text showing now (None once cleared or ended by a reply)."""
         with self._lock:
             return self._workspace.thread_status(channel, thread_ts)
+
+    def suggested_prompts(self, channel: str, thread_ts: str) -> dict[str, Any] | None:
+        """The assistant thread's suggested prompts as last set: `{"title": …, "prompts": [{title, message}]}`."""
+        with self._lock:
+            return self._workspace.suggested_prompts(channel, thread_ts)
+
+    def thread_title(self, channel: str, thread_ts: str) -> str | None:
+        """The assistant thread's title as last set (None when never set)."""
+        with self._lock:
+            return self._workspace.thread_title(channel, thread_ts)
 
     def view(self, view_id: str) -> dict[str, Any] | None:
         with self._lock:

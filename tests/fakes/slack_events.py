@@ -213,6 +213,42 @@ def app_home_opened(
     return event_callback(event)
 
 
+def assistant_thread_started(
+    *,
+    user: str = ASKER,
+    channel: str = DM_CHANNEL,
+    thread_ts: str | None = None,
+    context_channel: str | None = CHANNEL,
+) -> dict[str, Any]:
+    """`user` opened Parley in Slack's assistant pane: a new assistant thread `thread_ts` in their DM with the
+    bot. `context` names the channel they were looking at (empty when none: `context_channel=None`)."""
+    event_ts = next_ts()
+    context: dict[str, Any] = {}
+    if context_channel is not None:
+        context = {"channel_id": context_channel, "team_id": TEAM_ID, "enterprise_id": None}
+    event = {
+        "type": "assistant_thread_started",
+        "assistant_thread": {
+            "user_id": user,
+            "context": context,
+            "channel_id": channel,
+            "thread_ts": thread_ts or next_ts(),
+        },
+        "event_ts": event_ts,
+    }
+    return event_callback(event)
+
+
+def assistant_message(
+    text: str, *, thread_ts: str, user: str = ASKER, channel: str = DM_CHANNEL, ts: str | None = None
+) -> dict[str, Any]:
+    """`user` asks in assistant thread `thread_ts`: a `message.im` in the thread, whose parent (the thread Slack
+    opened) is the bot's."""
+    event = _user_message(text, user=user, channel=channel, ts=ts, thread_ts=thread_ts, channel_type="im")
+    event |= {"parent_user_id": BOT_USER_ID, "user_team": TEAM_ID, "source_team": TEAM_ID}
+    return event_callback(event)
+
+
 def url_verification(challenge: str | None = None) -> dict[str, Any]:
     """The handshake Slack sends when the Request URL is saved; the app must echo `challenge`."""
     return {"token": VERIFICATION_TOKEN, "challenge": challenge or uuid.uuid4().hex, "type": "url_verification"}

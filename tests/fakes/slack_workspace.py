@@ -23,6 +23,7 @@ BOT_USER_ID = "UBOT"
 BOT_ID = "BBOT"
 BOT_TOKEN = "xoxb-test"
 
+MAX_SUGGESTED_PROMPTS = 4  # assistant.threads.setSuggestedPrompts: "up to four suggested prompts"
 _REPLIES_PAGE = 1000  # conversations.replies' documented default `limit`
 
 _ts_lock = threading.Lock()
@@ -65,6 +66,8 @@ class FakeWorkspace:
         self.bot_id = bot_id
         self._messages: dict[tuple[str, str], Message] = {}  # (channel, ts) → the message as it is now
         self._statuses: dict[tuple[str, str], str] = {}  # (channel, thread_ts) → assistant status
+        self._prompts: dict[tuple[str, str], dict[str, Any]] = {}  # (channel, thread_ts) → {title, prompts}
+        self._titles: dict[tuple[str, str], str] = {}  # (channel, thread_ts) → the assistant thread's title
         self._users: dict[str, dict[str, Any]] = {}
         self._views: dict[str, dict[str, Any]] = {}
         self._view_count = 0
@@ -77,6 +80,8 @@ class FakeWorkspace:
             "chat.postEphemeral": self._post_ephemeral,
             "chat.getPermalink": self._get_permalink,
             "assistant.threads.setStatus": self._set_status,
+            "assistant.threads.setSuggestedPrompts": self._set_suggested_prompts,
+            "assistant.threads.setTitle": self._set_title,
             "users.info": self._users_info,
             "conversations.replies": self._replies,
             "views.open": self._views_open,
@@ -122,6 +127,15 @@ class FakeWorkspace:
     def thread_status(self, channel: str, thread_ts: str) -> str | None:
         """The assistant status shown in the thread now; None when never set, cleared, or ended by a reply."""
         return self._statuses.get((channel, thread_ts)) or None
+
+    def suggested_prompts(self, channel: str, thread_ts: str) -> dict[str, Any] | None:
+        """The last assistant.threads.setSuggestedPrompts of the thread: `{"title": …, "prompts": [...]}`."""
+        found = self._prompts.get((channel, thread_ts))
+        return copy.deepcopy(found) if found is not None else None
+
+    def thread_title(self, channel: str, thread_ts: str) -> str | None:
+        """The assistant thread's title (assistant.threads.setTitle), None when never set."""
+        return self._titles.get((channel, thread_ts))
 
     def view(self, view_id: str) -> dict[str, Any] | None:
         view = self._views.get(view_id)
@@ -206,6 +220,25 @@ class FakeWorkspace:
         if "status" not in params:
             raise SlackError("invalid_arguments")
         self._statuses[(channel, thread_ts)] = str(params["status"])
+        return {}
+
+    def _set_suggested_prompts(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel = _required(params, "channel_id", error="channel_not_found")
+        thread_ts = _required(params, "thread_ts", error="invalid_thread_ts")  # the assistant view needs it
+        prompts = params.get("prompts")
+        if not isinstance(prompts, list) or not 1 <= len(prompts) <= MAX_SUGGESTED_PROMPTS:
+            raise SlackError("invalid_arguments")
+        for prompt in prompts:
+            if not isinstance(prompt, Mapping) or not prompt.get("title") or not prompt.get("message"):
+                raise SlackError("invalid_arguments")
+        shown = [{"title": str(p["title"]), "message": str(p["message"])} for p in prompts]
+        self._prompts[(channel, thread_ts)] = {"title": params.get("title"), "prompts": shown}
+        return {}
+
+    def _set_title(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel = _required(params, "channel_id", error="channel_not_found")
+        thread_ts = _required(params, "thread_ts", error="invalid_thread_ts")
+        self._titles[(channel, thread_ts)] = _required(params, "title")
         return {}
 
     def _users_info(self, params: dict[str, Any]) -> dict[str, Any]:

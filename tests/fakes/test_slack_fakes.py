@@ -130,6 +130,42 @@ async def test_slack_api_thread_status_ends_with_a_reply(slack: FakeSlackApi, cl
     assert slack.thread_status(CHANNEL, "1.000001") is None
 
 
+async def test_slack_api_assistant_prompts_and_title_are_kept_per_thread(
+    slack: FakeSlackApi, client: AsyncWebClient
+) -> None:
+    prompts = [{"title": "Weather", "message": "What's the weather in Paris?"}]
+    await client.assistant_threads_setSuggestedPrompts(
+        channel_id="D0ASKER", thread_ts="1.000001", prompts=prompts, title="Try asking"
+    )
+    await client.assistant_threads_setTitle(channel_id="D0ASKER", thread_ts="1.000001", title="Weather in Paris")
+
+    assert slack.suggested_prompts("D0ASKER", "1.000001") == {"title": "Try asking", "prompts": prompts}
+    assert slack.thread_title("D0ASKER", "1.000001") == "Weather in Paris"
+    assert slack.suggested_prompts("D0ASKER", "2.000001") is None and slack.thread_title("D0ASKER", "2.000001") is None
+
+
+async def test_slack_api_assistant_methods_refuse_what_slack_refuses(
+    slack: FakeSlackApi, client: AsyncWebClient
+) -> None:
+    five = [{"title": f"t{n}", "message": f"m{n}"} for n in range(5)]
+    refusals = [
+        client.assistant_threads_setSuggestedPrompts(channel_id="D0ASKER", thread_ts="1.000001", prompts=five),
+        client.assistant_threads_setSuggestedPrompts(
+            channel_id="D0ASKER", thread_ts="1.000001", prompts=[{"title": "no message"}]
+        ),
+        client.assistant_threads_setSuggestedPrompts(channel_id="D0ASKER", prompts=five[:1]),
+        client.assistant_threads_setTitle(channel_id="D0ASKER", thread_ts="1.000001", title=""),
+    ]
+    errors = []
+    for call in refusals:
+        with pytest.raises(SlackApiError) as refused:
+            await call
+        errors.append(refused.value.response["error"])
+
+    assert errors == ["invalid_arguments", "invalid_arguments", "invalid_thread_ts", "invalid_arguments"]
+    assert slack.suggested_prompts("D0ASKER", "1.000001") is None and slack.thread_title("D0ASKER", "1.000001") is None
+
+
 async def test_slack_api_small_methods_answer_like_slack(slack: FakeSlackApi, client: AsyncWebClient) -> None:
     slack.add_user("U0ASKER", name="ada", real_name="Ada Lovelace", tz="Europe/London")
     posted = await client.chat_postMessage(channel=CHANNEL, text="hi", thread_ts="1.000001")
@@ -338,6 +374,10 @@ async def bolt(slack: FakeSlackApi, client: AsyncWebClient) -> AsyncIterator[tup
     async def on_changed(event: dict[str, Any]) -> None:
         seen.append(("message_changed", event))
 
+    @app.event("assistant_thread_started")
+    async def on_assistant_thread(event: dict[str, Any]) -> None:
+        seen.append(("assistant_thread_started", event))
+
     @app.event({"type": "message", "subtype": "message_deleted"})
     async def on_deleted(event: dict[str, Any]) -> None:
         seen.append(("message_deleted", event))
@@ -395,13 +435,25 @@ async def test_slack_events_messages_route_by_subtype_and_own_messages_are_ignor
         slack_events.bot_message("another bot", bot_id="B0OTHER"),
         slack_events.message_changed("1.000001", "edited", previous_text="original"),
         slack_events.message_deleted("1.000001", previous_text="original"),
+        slack_events.assistant_message("in the pane", thread_ts="2.000001"),
+        slack_events.assistant_thread_started(thread_ts="3.000001"),
     ]
 
     for body in bodies:
         assert (await post_event_async(url, body, SIGNING_SECRET)).status_code == 200
 
     kinds = [kind for kind, _ in seen]
-    assert kinds == ["message", "message", "bot_message", "message_changed", "message_deleted"]
+    assert kinds == [
+        "message",
+        "message",
+        "bot_message",
+        "message_changed",
+        "message_deleted",
+        "message",
+        "assistant_thread_started",
+    ]
+    assert (seen[5][1]["channel_type"], seen[5][1]["thread_ts"]) == ("im", "2.000001")
+    assert seen[6][1]["assistant_thread"]["thread_ts"] == "3.000001"
     assert seen[0][1]["channel_type"] == "im" and seen[1][1]["thread_ts"] == "1.000001"
     assert seen[2][1]["bot_id"] == "B0OTHER"
     assert seen[3][1]["message"]["text"] == "edited" and seen[4][1]["deleted_ts"] == "1.000001"

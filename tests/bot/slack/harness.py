@@ -22,6 +22,7 @@ from bot.settings import Settings
 from bot.slack.app import SlackBot, slack_client
 from bot.spans import Tracer
 from bot.store import Database
+from bot.suggested_prompts import AssistantConfig
 from tests.agent.llm_agent import shipped_config
 from tests.bot.slack.seen import answer_in
 from tests.fakes.llm_server import FakeReply
@@ -133,6 +134,7 @@ async def running_bot(
     update_interval_s: float = UPDATE_INTERVAL_S,
     review: ReviewConfig | None = None,
     tracer: Tracer | None = None,
+    assistant: AssistantConfig | None = None,
     **config: Any,
 ) -> AsyncIterator[RunningBot]:
     settings = settings_for(slack, workers=workers)
@@ -146,6 +148,7 @@ async def running_bot(
             update_interval_s=update_interval_s,
             review=review,
             tracer=tracer,
+            assistant=assistant,
         )
         async with serve(bot) as url, httpx.AsyncClient(trust_env=False, timeout=DEFAULT_POST_TIMEOUT_S) as slack_side:
             yield RunningBot(url, bot, slack, slack_side)

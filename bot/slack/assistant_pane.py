@@ -1,0 +1,98 @@
+"""The assistant pane: Parley opened from Slack's top bar, through bolt's `AsyncAssistant` middleware.
+
+A new assistant thread is offered the suggested prompts; a question asked there goes through the same intake
+as a direct message (`SlackBot.take`: the same exactly-once key, queue, progress and answer), and one thread is
+one conversation, so a follow-up there carries the earlier exchanges. The thread's first question becomes its
+title. The middleware takes every threaded DM message without a bot (bolt's `user_message`), so a reply in an
+ordinary DM thread comes here too and is taken the same way. The run's status in the thread is not set here.
+bolt acknowledges before these listeners run; what Slack refuses here is logged and loses no question.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
+
+from agent import exception_line
+from bot.slack.events import Candidate, Ignored, read, read_assistant_thread
+from bot.slack.gateway import SlackFailure, slack_call
+from bot.store import Database, StoreUnavailable
+from bot.store.conversations import thread_is_ours
+from bot.suggested_prompts import PromptSet, thread_title
+
+log = logging.getLogger(__name__)
+
+Take = Callable[[Candidate], Awaitable[str | None]]
+
+
+class AssistantPane:
+    """The listeners of bolt's assistant middleware: thread started, context changed, a person's message."""
+
+    def __init__(self, prompts: PromptSet, db: Database, take: Take) -> None:
+        self.prompts = prompts
+        self._db = db
+        self._take = take
+
+    def middleware(self) -> AsyncAssistant:
+        assistant = AsyncAssistant(logger=log)
+        assistant.thread_started(self._thread_started)
+        # Parley does not read the channel a person is looking at; bolt's default would store it via Slack.
+        assistant.thread_context_changed(self._context_changed)
+        assistant.user_message(self._user_message)
+        return assistant
+
+    async def _thread_started(self, body: dict[str, Any], set_suggested_prompts: Any = None) -> None:
+        thread = read_assistant_thread(body)
+        if isinstance(thread, Ignored):
+            log.warning("assistant_thread_started %s not handled: %s", body.get("event_id"), thread.reason)
+            return
+        if not self.prompts.prompts or set_suggested_prompts is None:
+            return
+        prompts = [prompt.model_dump() for prompt in self.prompts.prompts]
+        try:
+            await slack_call(set_suggested_prompts(prompts, title=self.prompts.title))
+        except SlackFailure as exc:
+            log.warning(
+                "could not set the suggested prompts of assistant thread %s/%s: %s",
+                thread.channel_id,
+                thread.thread_ts,
+                exc,
+            )
+
+    async def _context_changed(self, body: dict[str, Any]) -> None:
+        log.debug("assistant thread context changed (not used): %s", body.get("event_id"))
+
+    async def _user_message(self, body: dict[str, Any], context: Any, set_title: Any = None) -> None:
+        """A question in an assistant thread: taken exactly like a DM; the thread's first one titles it."""
+        found = read(body, context.get("bot_user_id"))
+        if isinstance(found, Ignored):
+            log.debug("ignored event %s: %s", body.get("event_id"), found.reason)
+            return
+        first = await self._is_first_question(found)
+        run_id = await self._take(found)
+        if run_id is None or not first or set_title is None:
+            return
+        ask = found.ask
+        try:
+            await slack_call(set_title(thread_title(ask.question)))
+        except SlackFailure as exc:
+            log.warning("could not title assistant thread %s/%s: %s", ask.channel_id, ask.thread_ts, exc)
+
+    async def _is_first_question(self, candidate: Candidate) -> bool:
+        ask = candidate.ask
+        try:
+            return not await thread_is_ours(self._db, ask.workspace_id, ask.channel_id, ask.thread_ts)
+        except StoreUnavailable as exc:
+            log.warning("cannot tell whether a question opens its assistant thread: %s", exception_line(exc))
+            return False
+
+
+def register_assistant_pane(app: AsyncApp, prompts: PromptSet, db: Database, take: Take) -> AssistantPane:
+    """The pane's listeners, as bolt middleware: assistant events never reach the app's own `message` listener."""
+    pane = AssistantPane(prompts, db, take)
+    app.assistant(pane.middleware())
+    return pane
