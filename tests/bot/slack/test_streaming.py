@@ -12,10 +12,17 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
+from agent import ErrorCode, RunResult
+from bot.settings import Settings
+from bot.slack.blocks import answer_messages, closing_blocks
+from bot.slack.chunks import markdown_of
 from bot.slack.marks import ENDED
+from bot.wording import InThread
 from tests.bot.slack.harness import EVERY_STATE, ByQuestion, Gated, calculation, running_bot, scripted
 from tests.bot.slack.seen import answer_in, runs, shown, versions_of
+from tests.bot.slack.test_blocks import degraded_result, make_result, refused_result
 from tests.fakes.slack_api import FakeSlackApi, SlackCall
 from tests.fakes.slack_events import ASKER, CHANNEL, app_mention
 from tests.fakes.slack_workspace import TEAM_ID, Message
@@ -211,3 +218,78 @@ async def test_shutdown_stops_an_unfinished_stream_with_the_interrupted_notice(d
     assert not slack.calls("chat.postMessage")  # told in the stream, not in a second message
     [run] = await runs(db)
     assert (run.status, run.termination_reason) == ("degraded", "cancelled")
+
+
+async def test_a_queued_run_keeps_its_queued_placeholder_and_the_running_one_streams(db, streaming_slack, llm_server):
+    """One worker: the first question streams; the second is told it is queued behind it in a normal message,
+    which then shows its progress and its answer (a placeholder already there is updated, not streamed)."""
+    slack = streaming_slack
+    release = threading.Event()
+    first, second = app_mention("first: how much?"), app_mention("second: how much?")
+    llm_server.respond_with(
+        ByQuestion(
+            {"first": Gated(calculation("47 * 12", "564"), {1: release.is_set}), "second": calculation("6 * 7", "42")}
+        )
+    )
+    try:
+        async with running_bot(db, slack, llm_server.base_url, workers=1, update_interval_s=EVERY_STATE) as bot:
+            for body in (first, second):
+                assert (await bot.post(body)).status_code == 200
+            queued = await slack.wait_for_async(
+                lambda: [m for m in slack.messages_in(CHANNEL, second["event"]["ts"]) if "Queued" in shown(m)],
+                what="the queued notice",
+            )
+            release.set()
+            streamed = await streamed_reply(slack, first["event"]["ts"])
+            [answered] = await answer_in(slack, CHANNEL, second["event"]["ts"])
+    finally:
+        release.set()
+
+    assert shown(queued[0]).startswith("🕒")
+    assert "564" in streamed["text"] and " · run `" in shown(streamed)
+    assert answered["ts"] == queued[0]["ts"] and "42" in shown(answered)  # the queued notice became the answer
+    [start] = slack.calls("chat.startStream")
+    assert start.params["thread_ts"] == first["event"]["ts"]
+
+
+async def test_streaming_off_uses_updates_even_where_slack_streams(db, streaming_slack, llm_server):
+    slack = streaming_slack
+    llm_server.respond_with(calculation("47 * 12", "564"))
+    body = app_mention(QUESTION)
+    async with running_bot(db, slack, llm_server.base_url, update_interval_s=EVERY_STATE, streaming="off") as bot:
+        assert (await bot.post(body)).status_code == 200
+        [answer] = await answer_in(slack, CHANNEL, body["event"]["ts"])
+
+    assert not slack.calls("chat.startStream")
+    assert versions_of(slack, CHANNEL, answer["ts"])[0].method == "chat.postMessage"
+    assert "564" in shown(answer)
+
+
+@pytest.mark.parametrize(
+    "result", [make_result(), degraded_result(), refused_result()], ids=["solved", "partial", "refused"]
+)
+def test_both_media_close_an_answer_with_the_same_closing_blocks(result: RunResult) -> None:
+    """The chat.update answer ends with `closing_blocks`; a stream is stopped with exactly those, and its text
+    is the rest of the answer (what a streamed reply appends)."""
+    [message] = answer_messages(result)
+    closing = closing_blocks(result)
+    assert message.closing == len(closing) and message.closing_part == closing
+    assert message.blocks == [*message.body, *closing]
+    text = markdown_of(message)
+    assert " · run `" not in text and text.strip()
+    assert all(piece in text for block in message.body for piece in [block.get("text", {}).get("text", "")])
+
+
+def test_every_error_code_has_a_plain_meaning() -> None:
+    assert set(ErrorCode) <= set(InThread.TOOL_PROBLEMS)
+    assert all(code not in meaning for code, meaning in InThread.TOOL_PROBLEMS.items())
+
+
+def test_the_streaming_setting_reads_auto_or_off_and_refuses_anything_else(monkeypatch) -> None:
+    monkeypatch.setenv("PARLEY_SLACK_STREAMING", "off")
+    assert Settings().slack_streaming == "off"
+    monkeypatch.delenv("PARLEY_SLACK_STREAMING")
+    assert Settings().slack_streaming == "auto"
+    monkeypatch.setenv("PARLEY_SLACK_STREAMING", "sometimes")
+    with pytest.raises(ValidationError, match="slack_streaming"):
+        Settings()
