@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import yaml
 from pydantic import ValidationError
 
 from agent import ErrorCode, RunResult
@@ -23,6 +24,7 @@ from bot.wording import InThread
 from tests.bot.slack.harness import EVERY_STATE, ByQuestion, Gated, calculation, running_bot, scripted
 from tests.bot.slack.seen import answer_in, runs, shown, versions_of
 from tests.bot.slack.test_blocks import degraded_result, make_result, refused_result
+from tests.bot.slack.test_home_and_commands import MANIFEST
 from tests.fakes.slack_api import FakeSlackApi, SlackCall
 from tests.fakes.slack_events import ASKER, CHANNEL, app_mention
 from tests.fakes.slack_workspace import TEAM_ID, Message
@@ -293,3 +295,29 @@ def test_the_streaming_setting_reads_auto_or_off_and_refuses_anything_else(monke
     monkeypatch.setenv("PARLEY_SLACK_STREAMING", "sometimes")
     with pytest.raises(ValidationError, match="slack_streaming"):
         Settings()
+
+
+async def test_a_refused_append_moves_the_run_to_an_updated_message_and_the_workspace_with_it(db, llm_server, caplog):
+    caplog.set_level(logging.WARNING)
+    llm_server.respond_with(ByQuestion({"first": calculation("47 * 12", "564"), "second": calculation("6 * 7", "42")}))
+    with FakeSlackApi(streaming=True, refuse={"chat.appendStream": "missing_scope"}) as slack:
+        async with running_bot(db, slack, llm_server.base_url, update_interval_s=EVERY_STATE) as bot:
+            for which, result in (("first", "564"), ("second", "42")):
+                body = app_mention(f"{which}: how much?")
+                assert (await bot.post(body)).status_code == 200
+                answered = await slack.wait_for_async(
+                    lambda body=body: [
+                        m for m in slack.messages_in(CHANNEL, body["event"]["ts"]) if " · run `" in shown(m)
+                    ],
+                    what="the answer",
+                )
+                assert result in shown(answered[0]) and answered[0]["metadata"]["event_type"] == ENDED
+
+        assert len(slack.calls("chat.startStream")) == 1 and len(slack.calls("chat.appendStream")) == 1
+    assert {run.status for run in await runs(db)} == {"solved"}
+    assert len([r for r in caplog.records if REFUSED_LOG in r.getMessage()]) == 1
+
+
+def test_manifest_asks_for_the_scope_the_thread_status_needs():
+    manifest = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
+    assert {"assistant:write", "chat:write"} <= set(manifest["oauth_config"]["scopes"]["bot"])
