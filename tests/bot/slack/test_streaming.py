@@ -25,6 +25,7 @@ from tests.bot.slack.harness import EVERY_STATE, ByQuestion, Gated, calculation,
 from tests.bot.slack.seen import answer_in, runs, shown, versions_of
 from tests.bot.slack.test_blocks import degraded_result, make_result, refused_result
 from tests.bot.slack.test_home_and_commands import MANIFEST
+from tests.bot.slack.test_what_people_see import flaky_rates
 from tests.fakes.slack_api import FakeSlackApi, SlackCall
 from tests.fakes.slack_events import ASKER, CHANNEL, app_mention
 from tests.fakes.slack_workspace import TEAM_ID, Message
@@ -321,3 +322,22 @@ async def test_a_refused_append_moves_the_run_to_an_updated_message_and_the_work
 def test_manifest_asks_for_the_scope_the_thread_status_needs():
     manifest = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
     assert {"assistant:write", "chat:write"} <= set(manifest["oauth_config"]["scopes"]["bot"])
+
+
+async def test_a_retried_call_shows_its_retry_on_its_task(db, streaming_slack, llm_server):
+    slack = streaming_slack
+    llm_server.respond_with(
+        scripted(
+            {"tool": "exchange_rate", "args": {"currency": "EUR"}},
+            {"final": "One euro costs 7 [1]."},
+        )
+    )
+    body = app_mention("How much is one euro?")
+    async with running_bot(
+        db, slack, llm_server.base_url, tools=(flaky_rates(),), update_interval_s=EVERY_STATE
+    ) as bot:
+        assert (await bot.post(body)).status_code == 200
+        message = await streamed_reply(slack, body["event"]["ts"])
+
+    [task] = [t for t in message["tasks"] if t["title"].startswith("exchange_rate(")]
+    assert task["status"] == "complete" and task["details"] == "retry 1: the service timed out"
