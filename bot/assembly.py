@@ -147,7 +147,14 @@ def build_slack_bot(
         watchers.append(SpanRecorder(tracer, vocabulary))
     owner = RunOwner(db, heartbeat_s=review.heartbeat_s, stale_after_s=review.stale_after_s)
     runs = RunService(db, board, agent, owner=owner, watchers=watchers)
-    queue = RunQueue(db, runs, app.client, size=settings.workers, min_interval_s=update_interval_s)
+    queue = RunQueue(
+        db,
+        runs,
+        app.client,
+        size=settings.workers,
+        min_interval_s=update_interval_s,
+        streaming=settings.slack_streaming,
+    )
     reviewers = Reviewers(review, app.client)
     jobs = Jobs(db, review, board, owner=owner.id) if run_jobs else None
     recovery = Recovery(db, owner, board, queue) if run_jobs else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import getpass
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -25,6 +26,9 @@ class Settings(BaseSettings):
     slack_api_url: str | None = Field(None, description="the Slack Web API base URL (tests point it at a fake)")
     workers: int = Field(4, ge=1, le=64, description="agent runs at once in `parley serve`")
     review_channel: str | None = Field(None, description="the reviewer channel's id (overrides review.channel)")
+    slack_streaming: Literal["auto", "off"] = Field(
+        "auto", description="auto: stream replies with Slack's task timeline where allowed; off: chat.update only"
+    )
     # Slack's own names, without our prefix.
     slack_bot_token: SecretStr | None = Field(None, validation_alias="SLACK_BOT_TOKEN")
     slack_signing_secret: SecretStr | None = Field(None, validation_alias="SLACK_SIGNING_SECRET")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from agent import OutcomeKind
+from agent import ErrorCode, OutcomeKind
 from bot.store.vocabulary import EscalationStatus
 
 # The store cannot be reached: said when a question comes in, when a worker starts it, when history is read.
@@ -76,6 +76,35 @@ class InThread:
         "the approved action could not be run as it was shown to the reviewer, so nothing was done; please ask again"
     )
     INTERRUPTED = "Parley was stopped (a restart or a deploy) before it could answer. Please ask again."
+    # The streamed reply's task timeline (bot/slack/chunks.py) and the thread's native status (bot/slack/status.py).
+    PLAN_TITLE = "Definition of Done"
+    STREAM_STARTED = "Working on it"
+    TASK_CHECK = "Checking the answer"
+    TASK_DRAFT_REJECTED = "the draft did not pass the checks; improving it"
+    TASK_RETRY = "retry {attempt}: {why}"
+    TASK_RETRIED = " (after {count} retries)"
+    STATUS_WORKING = "is working on it…"
+    STATUS_CHECKING = "is checking {tools}…"
+    STATUS_CHECKING_ANSWER = "is checking the answer…"
+    # What a failed tool call means, in plain words, by its error code (agent.ErrorCode; config/errors.yaml).
+    TOOL_PROBLEMS: ClassVar[dict[str, str]] = {
+        ErrorCode.TIMEOUT: "the service timed out",
+        ErrorCode.RATE_LIMIT: "the service asked to slow down (too many requests)",
+        ErrorCode.CONNECTION_ERROR: "the service could not be reached",
+        ErrorCode.INVALID_ARGS: "the request was not valid",
+        ErrorCode.NOT_FOUND: "nothing was found",
+        ErrorCode.CITY_NOT_FOUND: "city not found",
+        ErrorCode.MATH_ERROR: "the expression could not be calculated",
+        ErrorCode.INVALID_RESPONSE: "the tool's answer did not follow the protocol",
+        ErrorCode.UPSTREAM_DOWN: "the service is down",
+        ErrorCode.BAD_RESPONSE: "the service's answer could not be used",
+        ErrorCode.TOOL_CRASHED: "the tool crashed",
+        ErrorCode.FORBIDDEN: "access was refused",
+        ErrorCode.UNKNOWN_TOOL: "no such tool",
+        ErrorCode.TOOL_DISABLED: "the tool is switched off for this run",
+        ErrorCode.POLICY_VIOLATION: "a policy forbids this call",
+    }
+    TOOL_PROBLEM_UNKNOWN = "the tool failed"
 
 
 class InCommand:

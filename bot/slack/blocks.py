@@ -67,6 +67,16 @@ class SlackMessage:
     text: str
     blocks: list[dict[str, Any]] = field(default_factory=list)
     metadata: dict[str, Any] | None = None
+    closing: int = 0  # how many of the last blocks are the answer's closing blocks (`closing_blocks`)
+
+    @property
+    def body(self) -> list[dict[str, Any]]:
+        """The blocks before the closing ones: what a streamed reply appends as text."""
+        return self.blocks[: len(self.blocks) - self.closing]
+
+    @property
+    def closing_part(self) -> list[dict[str, Any]]:
+        return self.blocks[len(self.blocks) - self.closing :]
 
 
 def escape(text: str) -> str:
@@ -88,8 +98,7 @@ def answer_messages(result: RunResult) -> list[SlackMessage]:
     escalation = result.escalation
     match result.outcome:
         case OutcomeKind.ANSWERED:
-            body = sections(escape(result.answer) if result.answer.strip() else InThread.EMPTY_ANSWER)
-            blocks = [*body, *sources(result.citations), _status_line(result)]
+            blocks = sections(escape(result.answer) if result.answer.strip() else InThread.EMPTY_ANSWER)
         case OutcomeKind.HELD if escalation is not None:
             held = "\n".join(f"• {escape(held_call_text(c.tool, c.arguments))}" for c in escalation.held_calls)
             blocks = [
@@ -98,8 +107,6 @@ def answer_messages(result: RunResult) -> list[SlackMessage]:
                 *sections(f"*{InThread.HELD}*\n{held}"),
                 *sections(InThread.HELD_NOTE),
                 *[block for part in (_bullets(InThread.DONE, result.completed),) if part for block in sections(part)],
-                *sources(result.citations),
-                _status_line(result),
             ]
         case OutcomeKind.REFUSED:
             reason = escalation.message if escalation else (result.answer or InThread.NO_REASON)
@@ -107,7 +114,6 @@ def answer_messages(result: RunResult) -> list[SlackMessage]:
                 header(InThread.REFUSED_HEADER),
                 *sections(escape(reason)),
                 *sections(InThread.REVIEW_NOTE),
-                _status_line(result),
             ]
         case OutcomeKind.ESCALATED:
             why = escalation.message if escalation is not None else result.termination_reason.value
@@ -115,17 +121,16 @@ def answer_messages(result: RunResult) -> list[SlackMessage]:
                 header(InThread.PARTIAL_HEADER),
                 *_partial(result),
                 *sections(InThread.REVIEWING.format(why=escape(why))),
-                *sources(result.citations),
-                _status_line(result),
             ]
         case _:
-            blocks = [
-                header(InThread.PARTIAL_HEADER),
-                *_partial(result),
-                *sources(result.citations),
-                _status_line(result),
-            ]
-    return pack(blocks)
+            blocks = [header(InThread.PARTIAL_HEADER), *_partial(result)]
+    return pack(blocks, closing=closing_blocks(result))
+
+
+def closing_blocks(result: RunResult) -> list[dict[str, Any]]:
+    """What closes every final answer, in both media: its sources and its status line. The chat.update reply
+    shows them under the answer; a streamed reply is stopped with them (`chat.stopStream` blocks)."""
+    return [*sources(result.citations), _status_line(result)]
 
 
 def progress_blocks(question: str, lines: Sequence[str], *, state: ProgressState, ahead: int = 0) -> SlackMessage:
@@ -280,19 +285,27 @@ def _cut(text: str, limit: int) -> int:
     return max(cut, 1)
 
 
-def pack(blocks: list[dict[str, Any]]) -> list[SlackMessage]:
+def pack(blocks: list[dict[str, Any]], *, closing: Sequence[dict[str, Any]] = ()) -> list[SlackMessage]:
+    """Blocks in as few messages as Slack's limits allow; `closing` blocks come last, counted in `.closing` of the
+    messages they land in."""
     messages: list[SlackMessage] = []
     current: list[dict[str, Any]] = []
     chars = 0
-    for block in blocks:
+    closing_ids = {id(block) for block in closing}
+    for block in [*blocks, *closing]:
         size = sum(len(text) for text in _texts(block))
         if current and (len(current) >= MESSAGE_BLOCKS or chars + size > MESSAGE_CHARS):
-            messages.append(SlackMessage(text=_fallback(current), blocks=current))
+            messages.append(_packed(current, closing_ids))
             current, chars = [], 0
         current.append(block)
         chars += size
-    messages.append(SlackMessage(text=_fallback(current), blocks=current))
+    messages.append(_packed(current, closing_ids))
     return messages
+
+
+def _packed(blocks: list[dict[str, Any]], closing_ids: set[int]) -> SlackMessage:
+    closing = sum(1 for block in blocks if id(block) in closing_ids)
+    return SlackMessage(text=_fallback(blocks), blocks=blocks, closing=closing)
 
 
 def _texts(block: dict[str, Any]) -> list[str]:

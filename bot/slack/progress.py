@@ -1,50 +1,43 @@
-"""SlackProgress: a Recorder that turns a run's trace into live progress lines in its thread."""
+"""SlackProgress: a Recorder that turns a run's trace into its live progress in the thread.
+
+It keeps the run's one progress state (`RunProgress`) and hands it to the run's reply — whichever medium it
+is, the reply renders it — and keeps the thread's native status in step.
+"""
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from typing import Protocol
 
-from agent import DecisionKind, RetryScheduled, StepDecided, ToolCallFinished, TraceEvent, clip
-from bot.slack.blocks import progress_blocks
-from bot.slack.reply import ThreadReply
+from agent import DecisionKind, StepDecided, TraceEvent
+from bot.slack.run_progress import RunProgress
+from bot.slack.status import ThreadStatus
+from bot.wording import InThread
 
-MAX_ARGUMENT_CHARS = 60
+
+class ProgressReply(Protocol):
+    """A run's reply as progress sees it (`ThreadReply`, `StreamReply`)."""
+
+    async def progress(self, progress: RunProgress) -> None: ...
 
 
 class SlackProgress:
-    def __init__(self, reply: ThreadReply, question: str) -> None:
+    def __init__(self, reply: ProgressReply, question: str, status: ThreadStatus | None = None) -> None:
         self._reply = reply
-        self._question = question
-        self._lines: list[str] = []
-        self._pending: dict[str, int] = {}  # tool_call_id → index of its "…" line
+        self._status = status
+        self.state = RunProgress(question)
 
     async def record(self, event: TraceEvent) -> None:
-        match event:
-            case StepDecided(decision=DecisionKind.TOOL_CALLS):
-                for call in event.tool_calls:
-                    self._pending[call.id] = len(self._lines)
-                    self._lines.append(f"… {_call(call.name, call.arguments)}")
-            case StepDecided(decision=DecisionKind.FINAL):
-                self._lines.append("… checking the answer")
-            case RetryScheduled():
-                self._lines.append(f"↻ retrying {event.tool} ({event.code})")
-            case ToolCallFinished():
-                mark = "✓" if event.ok else "✗"
-                outcome = "" if event.ok else f" {event.code}"
-                line = f"{mark} {_call(event.tool, event.arguments)}{outcome}"
-                index = self._pending.pop(event.tool_call_id, None)
-                if index is None:
-                    self._lines.append(line)
-                else:
-                    self._lines[index] = line
-            case _:
-                return
-        await self._reply.show(progress_blocks(self._question, self._lines, state="working"))
+        if not self.state.apply(event):
+            return
+        await self._reply.progress(self.state)
+        if isinstance(event, StepDecided) and event.decision is DecisionKind.TOOL_CALLS and self.state.start_calls():
+            await self._reply.progress(self.state)  # the step's calls run now: pending → in progress
+        await self._show_status(event)
 
-
-def _call(tool: str, arguments: Any) -> str:
-    if not isinstance(arguments, dict) or not arguments:
-        return f"{tool}()"
-    shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
-    return f"{tool}({clip(shown, MAX_ARGUMENT_CHARS)})"
+    async def _show_status(self, event: TraceEvent) -> None:
+        if self._status is None or not isinstance(event, StepDecided):
+            return
+        if event.decision is DecisionKind.FINAL:
+            await self._status.show(InThread.STATUS_CHECKING_ANSWER)
+        elif tools := self.state.running_tools():
+            await self._status.show(InThread.STATUS_CHECKING.format(tools=", ".join(tools)))

@@ -9,8 +9,9 @@ from collections.abc import Callable, Sequence
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack.blocks import SlackMessage
+from bot.slack.blocks import SlackMessage, progress_blocks
 from bot.slack.gateway import SlackFailure, slack_call
+from bot.slack.run_progress import RunProgress
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,18 @@ class ThreadReply:
         self._pending: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
         self._finished = False
+        self._shown: SlackMessage | None = None  # the newest state asked for (sent, or waiting its turn)
+
+    async def announce(self, message: SlackMessage) -> str | None:
+        """The run's first sign in the thread: posted, or shown in the placeholder it already has (then None)."""
+        if self.ts is not None:
+            await self.show(message)
+            return None
+        return await self.post(message)
+
+    async def progress(self, progress: RunProgress) -> None:
+        """Show the run's progress as lines in the message (a state that looks the same is not sent again)."""
+        await self.show(progress_blocks(progress.question, progress.lines, state="working"))
 
     async def post(self, message: SlackMessage) -> str | None:
         """Post the first version; returns its ts (None when Slack refused: the run still goes on)."""
@@ -64,8 +77,9 @@ class ThreadReply:
 
     async def show(self, message: SlackMessage) -> None:
         """Show `message` now if the interval allows, else once it does (newer states replace older)."""
-        if self._finished:
+        if self._finished or message == self._shown:
             return
+        self._shown = message
         self._latest = message
         if self._pending is not None and not self._pending.done():
             return

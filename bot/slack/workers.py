@@ -17,8 +17,11 @@ from agent import RunStatus, TerminationReason, exception_line
 from bot.runs import NotResumed, RunService
 from bot.slack.blocks import SlackMessage, answer_messages, failure_message, progress_blocks, queued_message
 from bot.slack.marks import mark_ended
+from bot.slack.medium import Media, Medium, StreamingMode
 from bot.slack.progress import SlackProgress
 from bot.slack.reply import DEFAULT_MIN_INTERVAL_S, ThreadReply
+from bot.slack.status import ThreadStatus
+from bot.slack.stream import StreamReply
 from bot.store import Database, RunOrigin, RunSource
 from bot.store.conversations import SlackAsk, load_run, set_reply_ts, thread_history
 from bot.store.database import patiently
@@ -29,11 +32,15 @@ log = logging.getLogger(__name__)
 GOODBYE_TIMEOUT_S = 5.0
 
 
+RunReply = ThreadReply | StreamReply  # the two media of a run's reply (`bot.slack.medium` chooses)
+
+
 @dataclass
 class _Job:
     run_id: str
     ask: SlackAsk
-    reply: ThreadReply
+    reply: RunReply
+    status: ThreadStatus
     announced: asyncio.Task[None]
     resume_by: str | None = None  # a reviewer approved the held calls: resume the run instead of starting it
 
@@ -47,12 +54,14 @@ class RunQueue:
         *,
         size: int,
         min_interval_s: float = DEFAULT_MIN_INTERVAL_S,
+        streaming: StreamingMode = "auto",
     ) -> None:
         self._db = db
         self._runs = runs
         self._client = client
         self._size = size
         self._interval = min_interval_s
+        self._media = Media(streaming)
         self._queue: asyncio.Queue[_Job] = asyncio.Queue()
         self._workers: list[asyncio.Task[None]] = []
         self._busy = 0
@@ -92,6 +101,7 @@ class RunQueue:
                     await self._runs.cancel_unstarted(job.run_id, InThread.INTERRUPTED)
                 await job.announced
                 await job.reply.finish(_ended(InThread.INTERRUPTED, job.run_id))
+                await job.status.clear()
         except Exception as exc:  # shutting down: a thread we cannot reach is logged, not retried
             log.warning("could not tell the thread of run %s that it was interrupted: %s", job.run_id, exc)
 
@@ -101,22 +111,39 @@ class RunQueue:
         over from a stopped replica: its placeholder becomes the progress, then the answer) instead of a new one."""
         # Queued when every worker is busy; `ahead` counts the runs already waiting before this one.
         ahead = self._queue.qsize() if self._busy + self._queue.qsize() >= self._size else None
-        reply = ThreadReply(self._client, ask.channel_id, ask.thread_ts, ts=reply_ts, min_interval_s=self._interval)
+        reply = self._reply(ask, reply_ts, queued=ahead is not None)
+        status = ThreadStatus(self._client, self._media, ask.workspace_id, ask.channel_id, ask.thread_ts)
         announced = asyncio.create_task(self._announce(run_id, ask, reply, ahead))
-        self._queue.put_nowait(_Job(run_id, ask, reply, announced, resume_by))
+        self._queue.put_nowait(_Job(run_id, ask, reply, status, announced, resume_by))
+
+    def _reply(self, ask: SlackAsk, reply_ts: str | None, *, queued: bool) -> RunReply:
+        """The run's reply in the medium its workspace supports; a run that shows a placeholder (queued, or
+        taken over with its own) keeps that message and updates it."""
+        match self._media.medium(ask.workspace_id, placeholder=queued or reply_ts is not None):
+            case Medium.STREAM:
+                return StreamReply(
+                    self._client,
+                    self._media,
+                    workspace=ask.workspace_id,
+                    asker=ask.asker,
+                    channel=ask.channel_id,
+                    thread_ts=ask.thread_ts,
+                    min_interval_s=self._interval,
+                )
+            case Medium.UPDATES:
+                return ThreadReply(
+                    self._client, ask.channel_id, ask.thread_ts, ts=reply_ts, min_interval_s=self._interval
+                )
 
     async def tell(self, ask: SlackAsk, problem: str) -> None:
         """Say in the thread that a question could not be taken (and why)."""
         reply = ThreadReply(self._client, ask.channel_id, ask.thread_ts, min_interval_s=self._interval)
         await reply.post(failure_message(problem, None))
 
-    async def _announce(self, run_id: str, ask: SlackAsk, reply: ThreadReply, ahead: int | None) -> None:
+    async def _announce(self, run_id: str, ask: SlackAsk, reply: RunReply, ahead: int | None) -> None:
         working = progress_blocks(ask.question, [], state="working")
         message = working if ahead is None else queued_message(ahead)
-        if reply.ts is not None:  # the run's own placeholder, already recorded
-            await reply.show(message)
-            return
-        ts = await reply.post(message)
+        ts = await reply.announce(message)  # None: not posted, or the run's own placeholder (already recorded)
         if ts is not None:
             try:
                 await patiently(lambda: set_reply_ts(self._db, run_id, ts))
@@ -161,7 +188,8 @@ class RunQueue:
             return
         ask = job.ask
         origin = RunOrigin(RunSource.SLACK, ask.asker, ask.workspace_id, ask.channel_id, ask.thread_ts)
-        progress = SlackProgress(job.reply, ask.question)
+        progress = SlackProgress(job.reply, ask.question, job.status)
+        await job.status.show(InThread.STATUS_WORKING)
         try:
             if job.resume_by is not None:
                 result = await self._runs.resume(
@@ -180,6 +208,7 @@ class RunQueue:
         if isinstance(result, NotResumed):
             self._deliver(job, _ended(InThread.HELD_CHANGED, job.run_id))
             return
+        progress.state.close_checks()  # the run ended: what it checked last passed or ended it
         self._deliver(job, mark_ended(answer_messages(result), result.run_id, result.status, result.termination_reason))
 
     async def _end_unstarted(self, run_id: str) -> None:
@@ -200,6 +229,7 @@ class RunQueue:
             await job.reply.finish(messages)
         except Exception:
             log.exception("the answer of run %s could not be posted", job.run_id)
+        await job.status.clear()
 
 
 def _ended(problem: str, run_id: str, reason: TerminationReason = TerminationReason.CANCELLED) -> list[SlackMessage]:

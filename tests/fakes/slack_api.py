@@ -6,6 +6,8 @@ and are answered from a `FakeWorkspace` that remembers what was posted. Tests re
 `messages_in(channel, thread_ts)`, wait with a deadline (`wait_for` / `wait_for_async`), and script Slack's
 failures: `fail_next` (429 with Retry-After, `ok: false`, 5xx) and `limit_rate` (429 past a call budget).
 A wrong token gets `invalid_auth`, a method the fake lacks `unknown_method`, so a gap fails loudly.
+Streaming (`chat.startStream` / `appendStream` / `stopStream`) is answered only with `streaming=True`; without
+it the fake is a workspace that does not have it (`unknown_method`). `refuse` makes a method fail for good.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import logging
 import threading
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TypeVar
@@ -34,6 +36,7 @@ _IDLE_CONNECTION_S = 30.0
 # Fields slack_sdk sends as JSON text in forms.
 _JSON_FIELDS = ("blocks", "attachments", "view", "metadata", "loading_messages", "prompts")
 _DEFAULT_ERRORS = {429: "ratelimited", 500: "internal_error", 503: "service_unavailable"}
+STREAM_METHODS = ("chat.startStream", "chat.appendStream", "chat.stopStream")
 
 T = TypeVar("T")
 
@@ -80,6 +83,8 @@ class FakeSlackApi:
         bot_user_id: str = BOT_USER_ID,
         bot_id: str = BOT_ID,
         team_id: str = TEAM_ID,
+        streaming: bool = False,
+        refuse: Mapping[str, str] | None = None,
     ) -> None:
         self.token = token
         self._workspace = FakeWorkspace(team_id=team_id, bot_user_id=bot_user_id, bot_id=bot_id)
@@ -89,6 +94,9 @@ class FakeSlackApi:
         self._calls: list[SlackCall] = []
         self._faults: dict[str, deque[_Fault]] = defaultdict(deque)
         self._limits: dict[str, _RateLimit] = {}
+        # Methods answered `ok: false` for good (a workspace without streaming, a missing scope, …).
+        self._refused: dict[str, str] = {} if streaming else dict.fromkeys(STREAM_METHODS, "unknown_method")
+        self._refused.update(refuse or {})
         self._started_at = time.monotonic()
         self._httpd = _HTTPServer(("127.0.0.1", 0), _RequestHandler)
         self._httpd.fake = self
@@ -200,6 +208,12 @@ class FakeSlackApi:
         with self._lock:
             self._faults[method].extend([fault] * times)
 
+    def refuse(self, method: str, error: str) -> None:
+        """Answer every call to `method` from now on with `{"ok": false, "error": error}` (e.g. `not_allowed`,
+        `missing_scope`, `unknown_method`) — what a workspace that does not support it answers."""
+        with self._lock:
+            self._refused[method] = error
+
     def limit_rate(self, method: str, *, max_calls: int, per_s: float, retry_after: int = 1) -> None:
         """Answer 429 (with Retry-After) to calls to `method` beyond `max_calls` in any `per_s` window."""
         with self._lock:
@@ -271,6 +285,8 @@ class FakeSlackApi:
             return 200, {"ok": False, "error": "not_authed"}, {}
         if token != self.token:
             return 200, {"ok": False, "error": "invalid_auth"}, {}
+        if method in self._refused:
+            return 200, {"ok": False, "error": self._refused[method]}, {}
         faults = self._faults.get(method)
         if faults:
             fault = faults.popleft()

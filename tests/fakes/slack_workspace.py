@@ -82,6 +82,9 @@ class FakeWorkspace:
             "assistant.threads.setStatus": self._set_status,
             "assistant.threads.setSuggestedPrompts": self._set_suggested_prompts,
             "assistant.threads.setTitle": self._set_title,
+            "chat.startStream": self._start_stream,
+            "chat.appendStream": self._append_stream,
+            "chat.stopStream": self._stop_stream,
             "users.info": self._users_info,
             "conversations.replies": self._replies,
             "views.open": self._views_open,
@@ -214,6 +217,62 @@ class FakeWorkspace:
             permalink += f"?thread_ts={thread_ts}&cid={channel}"
         return {"channel": channel, "permalink": permalink}
 
+    def _start_stream(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A streamed message in a thread: its text grows with markdown, its task timeline with task updates."""
+        channel = _required(params, "channel", error="channel_not_found")
+        thread_ts = _required(params, "thread_ts")
+        if not channel.startswith("D"):  # outside DMs Slack needs to know who the stream is for
+            _required(params, "recipient_team_id", error="missing_recipient_team_id")
+            _required(params, "recipient_user_id", error="missing_recipient_user_id")
+        mode = params.get("task_display_mode", "timeline")
+        if mode not in _TASK_DISPLAY_MODES:
+            raise SlackError("invalid_arguments")
+        ts = next_ts()
+        message: Message = {
+            "type": "message",
+            "user": self.bot_user_id,
+            "bot_id": self.bot_id,
+            "app_id": APP_ID,
+            "text": "",
+            "ts": ts,
+            "team": self.team_id,
+            "thread_ts": thread_ts,
+            "streaming": True,
+            "task_display_mode": mode,
+            "recipient_user_id": params.get("recipient_user_id"),
+            "tasks": [],
+        }
+        _apply_stream(message, params)
+        self._messages[(channel, ts)] = message
+        return {"channel": channel, "ts": ts}
+
+    def _append_stream(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel, ts, message = self._streamed(params)
+        if not params.get("markdown_text") and not params.get("chunks"):
+            raise SlackError("no_text")
+        _apply_stream(message, params)
+        return {"channel": channel, "ts": ts}
+
+    def _stop_stream(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel, ts, message = self._streamed(params)
+        _apply_stream(message, params)
+        for name in ("blocks", "metadata"):
+            if params.get(name) is not None:
+                message[name] = params[name]
+        message["streaming"] = False
+        self._statuses.pop((channel, message["thread_ts"]), None)  # the reply is complete: Slack ends the status
+        return {"channel": channel, "ts": ts, "message": copy.deepcopy(message)}
+
+    def _streamed(self, params: dict[str, Any]) -> tuple[str, str, Message]:
+        channel = _required(params, "channel", error="channel_not_found")
+        ts = _required(params, "ts", error="message_not_found")
+        message = self._messages.get((channel, ts))
+        if message is None:
+            raise SlackError("message_not_found")
+        if not message.get("streaming"):
+            raise SlackError("message_not_in_streaming_state")
+        return channel, ts, message
+
     def _set_status(self, params: dict[str, Any]) -> dict[str, Any]:
         channel = _required(params, "channel_id")
         thread_ts = _required(params, "thread_ts")
@@ -307,6 +366,39 @@ class FakeWorkspace:
         }
         self._views[view_id] = stored
         return copy.deepcopy(stored)
+
+
+_TASK_DISPLAY_MODES = ("timeline", "plan")
+_TASK_STATUSES = ("pending", "in_progress", "complete", "error")
+
+
+def _apply_stream(message: Message, params: Mapping[str, Any]) -> None:
+    """A stream call's markdown and chunks, applied to the message as Slack shows it: text appended, each task
+    at its latest state (in the order tasks first appeared), the plan's latest title."""
+    chunks = params.get("chunks") or []
+    if not isinstance(chunks, list):
+        raise SlackError("invalid_chunks")
+    if params.get("markdown_text"):
+        message["text"] += str(params["markdown_text"])
+    for chunk in chunks:
+        kind = chunk.get("type") if isinstance(chunk, dict) else None
+        if kind == "markdown_text":
+            message["text"] += str(_required(chunk, "text", error="invalid_chunks"))
+        elif kind == "plan_update":
+            message["plan_title"] = _required(chunk, "title", error="invalid_chunks")
+        elif kind == "task_update":
+            task_id = _required(chunk, "id", error="invalid_chunks")
+            _required(chunk, "title", error="invalid_chunks")
+            if chunk.get("status") not in _TASK_STATUSES:
+                raise SlackError("invalid_chunks")
+            tasks: list[dict[str, Any]] = message["tasks"]
+            shown = next((task for task in tasks if task["id"] == task_id), None)
+            if shown is None:
+                tasks.append(dict(chunk))
+            else:
+                shown.update(chunk)
+        else:
+            raise SlackError("invalid_chunks")
 
 
 def _required(params: Mapping[str, Any], name: str, *, error: str = "invalid_arguments") -> str:

@@ -15,6 +15,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from slack_sdk.models.messages.chunk import MarkdownTextChunk, PlanUpdateChunk, TaskUpdateChunk
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -164,6 +165,73 @@ async def test_slack_api_assistant_methods_refuse_what_slack_refuses(
 
     assert errors == ["invalid_arguments", "invalid_arguments", "invalid_thread_ts", "invalid_arguments"]
     assert slack.suggested_prompts("D0ASKER", "1.000001") is None and slack.thread_title("D0ASKER", "1.000001") is None
+
+
+async def test_slack_api_streams_a_message_with_tasks_then_stops_it(slack: FakeSlackApi) -> None:
+    with FakeSlackApi(streaming=True) as streaming:
+        client = AsyncWebClient(token=BOT_TOKEN, base_url=f"{streaming.base_url}/")
+        with pytest.raises(SlackApiError, match="missing_recipient_user_id"):  # outside DMs: who it is for
+            await client.chat_startStream(channel=CHANNEL, thread_ts="1.000001", recipient_team_id=TEAM_ID)
+        started = await client.chat_startStream(
+            channel=CHANNEL,
+            thread_ts="1.000001",
+            recipient_team_id=TEAM_ID,
+            recipient_user_id="U0ASKER",
+            task_display_mode="timeline",
+            chunks=[TaskUpdateChunk(id="t1", title="get_weather(city=Paris)", status="pending")],
+        )
+        ts = started["ts"]
+        await client.chat_appendStream(
+            channel=CHANNEL,
+            ts=ts,
+            chunks=[
+                PlanUpdateChunk(title="Definition of Done"),
+                TaskUpdateChunk(id="t1", title="get_weather(city=Paris)", status="error", output="city not found"),
+            ],
+        )
+        with pytest.raises(SlackApiError, match="invalid_chunks"):
+            await client.chat_appendStream(channel=CHANNEL, ts=ts, chunks=[{"type": "task_update", "id": "t1"}])
+        await client.chat_appendStream(
+            channel=CHANNEL, ts=ts, markdown_text="Paris: ", chunks=[MarkdownTextChunk(text="21°C [1]")]
+        )
+        metadata = {"event_type": "done", "event_payload": {"run_id": "r1"}}
+        await client.chat_stopStream(channel=CHANNEL, ts=ts, blocks=BLOCKS, metadata=metadata)
+        with pytest.raises(SlackApiError, match="message_not_in_streaming_state"):
+            await client.chat_appendStream(channel=CHANNEL, ts=ts, markdown_text="more")
+
+        [message] = streaming.messages_in(CHANNEL, "1.000001")
+        assert message["text"] == "Paris: 21°C [1]" and message["plan_title"] == "Definition of Done"
+        assert message["tasks"] == [
+            {
+                "type": "task_update",
+                "id": "t1",
+                "title": "get_weather(city=Paris)",
+                "status": "error",
+                "output": "city not found",
+            }
+        ]
+        assert (message["blocks"], message["metadata"], message["streaming"]) == (BLOCKS, metadata, False)
+        [replied] = (await client.conversations_replies(channel=CHANNEL, ts="1.000001"))["messages"]
+        assert replied["metadata"] == metadata  # survivors read the end-of-run mark back
+
+
+async def test_slack_api_refuses_streaming_unless_asked_and_refuses_methods_for_good(
+    slack: FakeSlackApi, client: AsyncWebClient
+) -> None:
+    with pytest.raises(SlackApiError, match="unknown_method"):  # by default, a workspace without streaming
+        await client.chat_startStream(
+            channel=CHANNEL, thread_ts="1.000001", recipient_team_id=TEAM_ID, recipient_user_id="U1"
+        )
+    slack.refuse("assistant.threads.setStatus", "missing_scope")
+    for _ in range(2):
+        with pytest.raises(SlackApiError, match="missing_scope"):
+            await client.assistant_threads_setStatus(channel_id=CHANNEL, thread_ts="1.000001", status="…")
+    with FakeSlackApi(streaming=True, refuse={"chat.startStream": "not_allowed"}) as refusing:
+        other = AsyncWebClient(token=BOT_TOKEN, base_url=f"{refusing.base_url}/")
+        with pytest.raises(SlackApiError, match="not_allowed"):
+            await other.chat_startStream(
+                channel=CHANNEL, thread_ts="1.000001", recipient_team_id=TEAM_ID, recipient_user_id="U1"
+            )
 
 
 async def test_slack_api_small_methods_answer_like_slack(slack: FakeSlackApi, client: AsyncWebClient) -> None:

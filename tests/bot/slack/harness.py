@@ -20,6 +20,7 @@ from bot.config_file import defaults_dir
 from bot.review.config import ReviewConfig
 from bot.settings import Settings
 from bot.slack.app import SlackBot, slack_client
+from bot.slack.medium import StreamingMode
 from bot.spans import Tracer
 from bot.store import Database
 from bot.suggested_prompts import AssistantConfig
@@ -74,12 +75,13 @@ class RunningBot:
             return await http.get(self.url + path)
 
 
-def settings_for(slack: FakeSlackApi, *, workers: int = 4) -> Settings:
+def settings_for(slack: FakeSlackApi, *, workers: int = 4, streaming: StreamingMode = "auto") -> Settings:
     return Settings(
         slack_bot_token=BOT_TOKEN,
         slack_signing_secret=SIGNING_SECRET,
         slack_api_url=slack.base_url,
         workers=workers,
+        slack_streaming=streaming,
     )
 
 
@@ -135,9 +137,10 @@ async def running_bot(
     review: ReviewConfig | None = None,
     tracer: Tracer | None = None,
     assistant: AssistantConfig | None = None,
+    streaming: StreamingMode = "auto",
     **config: Any,
 ) -> AsyncIterator[RunningBot]:
-    settings = settings_for(slack, workers=workers)
+    settings = settings_for(slack, workers=workers, streaming=streaming)
     async with httpx.AsyncClient(trust_env=False) as http, agent_for(llm_base_url, tools, http, **config) as agent:
         bot = build_slack_bot(
             settings,
