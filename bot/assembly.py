@@ -149,5 +149,15 @@ def build_slack_bot(
     jobs = Jobs(db, review, board, owner=owner.id) if run_jobs else None
     recovery = Recovery(db, owner, board, queue) if run_jobs else None
     return SlackBot(
-        app, db, runs, queue, reviewers, board, metrics=metrics, jobs=jobs, recovery=recovery, llm_url=llm_url
+        app,
+        db,
+        runs,
+        queue,
+        reviewers,
+        board,
+        metrics=metrics,
+        jobs=jobs,
+        recovery=recovery,
+        llm_url=llm_url,
+        escalate_on_feedback=review.escalate_on_feedback,
     )

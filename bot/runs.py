@@ -203,6 +203,15 @@ class RunService:
             return Retried(settled, None)
         return Retried(settled, await enqueue_retry(self._db, settled.run, owner=self.owner.id))
 
+    async def show_escalation(self, run_id: str) -> None:
+        """Show the run's pending escalation to the reviewers (one a 👎 opened): the same path as a run that
+        ended waiting for people; a post that fails is tried again by the `announce` job."""
+        escalation, run = await current_escalation(self._db, run_id)
+        if escalation is None or run is None:
+            log.error("run %s was escalated, but its escalation was not found", run_id)
+            return
+        await tell(self.notifier.escalated, escalation, run, what=f"the escalation of run {run_id}")
+
     async def cancel_unstarted(self, run_id: str, why: str) -> None:
         """A queued run that cannot start ends `degraded`/`cancelled` with `why` as its answer — now, or when
         the database is back (its owner keeps the write): its thread is told `why` once, and only that."""

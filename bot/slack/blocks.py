@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agent import REPLAY_NOTICE, Citation, OutcomeKind, RunResult, RunStatus, shorten
-from bot.wording import InThread
+from bot.slack.feedback_blocks import feedback_block
+from bot.wording import InFeedback, InThread
 
 STATUS_EMOJI = {
     RunStatus.QUEUED: "🕒",
@@ -26,6 +27,8 @@ STATUS_EMOJI = {
     RunStatus.REJECTED: "🚫",
     RunStatus.EXPIRED: "⌛",
 }
+# The final answers people are asked to judge (👍 / 👎): a cited answer and an honest partial one.
+FEEDBACK_OUTCOMES = frozenset({OutcomeKind.ANSWERED, OutcomeKind.PARTIAL})
 UNKNOWN_STATUS_EMOJI = "❔"  # a status this version does not know (a row written by a newer one)
 # An answer's status line: an answer approved by a reviewer is shown as answered, a partial one as partial.
 _SHOWN_STATUS = {OutcomeKind.ANSWERED: RunStatus.SOLVED, OutcomeKind.PARTIAL: RunStatus.DEGRADED}
@@ -125,7 +128,20 @@ def answer_messages(result: RunResult) -> list[SlackMessage]:
                 *sources(result.citations),
                 _status_line(result),
             ]
-    return pack(blocks)
+    messages = pack(blocks)
+    if result.outcome in FEEDBACK_OUTCOMES:
+        return with_feedback(messages, result.run_id)
+    return messages
+
+
+def with_feedback(messages: list[SlackMessage], run_id: str) -> list[SlackMessage]:
+    """An answer's messages with the 👍 / 👎 buttons at the end of the last one (a message of their own when
+    the last is full)."""
+    *before, last = messages
+    block = feedback_block(run_id)
+    if len(last.blocks) < MESSAGE_BLOCKS:
+        return [*before, SlackMessage(text=last.text, blocks=[*last.blocks, block], metadata=last.metadata)]
+    return [*messages, SlackMessage(text=InFeedback.UP_LABEL, blocks=[block])]
 
 
 def progress_blocks(question: str, lines: Sequence[str], *, state: ProgressState, ahead: int = 0) -> SlackMessage:

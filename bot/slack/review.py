@@ -120,6 +120,14 @@ class ReviewBoard:
         for message in answer_messages(result):
             await self.tell_thread(run, message)
 
+    async def show_pending(self, esc: EscalationRecord, run: Run) -> None:
+        """The pending escalation's reviewer message, shown again after its note changed (a 👎's comment)."""
+        if esc.status != EscalationStatus.PENDING or not esc.review_ts or not esc.review_channel:
+            return
+        message = review_message(esc, escalated_run(run, esc), await self._permalink(run))
+        what = f"update the review message of run {run.id}"
+        await self._send(message, what, channel=esc.review_channel, ts=esc.review_ts)
+
     async def settle_held_notice(self, esc: EscalationRecord, run: Run) -> None:
         """The thread's "waiting for a reviewer" message no longer waits: it says how it was decided."""
         if not run.channel_id or not run.reply_ts:

@@ -33,7 +33,8 @@ from tests.bot.store.recording import fetch
 
 NOW = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 STORE_TABLES = {table.name for table in Base.metadata.sorted_tables}
-TABLES_0004 = STORE_TABLES - {"run_owners"}  # the tables at revisions 0003 and 0004
+TABLES_0004 = STORE_TABLES - {"run_owners", "feedback"}  # the tables at revisions 0003 and 0004
+TABLES_0005 = STORE_TABLES - {"feedback"}
 TRIGGERS = {"postgresql": {"audit_events_append_only"}, "sqlite": {"audit_events_no_update", "audit_events_no_delete"}}
 
 
