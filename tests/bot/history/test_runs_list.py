@@ -14,7 +14,7 @@ from tests.bot.history.parley_cli import EXIT_USAGE, ok, one_line_error
 from tests.bot.history.run_rows import RunRow, bulk_run, newest_first
 from tests.bot.history.stores import REFUSED_QUESTION, Store
 
-HEADER = ["RUN", "CREATED", "(UTC)", "STATUS", "REASON", "STEPS", "ASKER", "QUESTION"]
+HEADER = ["RUN", "CREATED", "(UTC)", "STATUS", "REASON", "STEPS", "ASKER", "FEEDBACK", "QUESTION"]
 MORE = "more: add --cursor "
 SUMMARY_FIELDS = {
     "run_id",
