@@ -94,6 +94,7 @@ class InCommand:
     OF_STATUS = " · status `{status}`"
     NONE_FOUND = "No runs{of_status} yet."
     MORE = "Showing the newest {count}. `/parley show RUN_ID` shows one run in full."
+    FEEDBACK = "*Feedback*"
     RUN_TITLE = "Run {run}"
     QUESTION = "*Question*"
     ANSWER = "*Answer*"

@@ -4,20 +4,23 @@ the verdicts; the fake Slack Web API records what people see."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
 from sqlalchemy import select
 
+from bot.cli import main as parley_main
 from bot.review.config import ReviewConfig
 from bot.slack.feedback_blocks import COMMENT_BLOCK, COMMENT_INPUT, COMMENT_MODAL
 from bot.slack.review_blocks import REJECT, REJECT_MODAL
 from bot.store import Database
 from bot.store.feedback import COMMENT_CHARS
 from bot.store.models import EscalationRecord, FeedbackRecord, Run
-from tests.bot.slack.harness import RunningBot, calculation, mentioned_and_answered, running_bot
+from tests.bot.slack.harness import ByQuestion, RunningBot, calculation, mentioned_and_answered, running_bot
 from tests.bot.slack.scrape import Scrape
 from tests.bot.slack.seen import runs, shown
+from tests.bot.slack.test_home_and_commands import command, open_home, section_under, text_of
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.slack_events import ASKER, CHANNEL, block_actions, feedback_click, view_submission
 
@@ -238,3 +241,44 @@ async def test_metrics_count_the_verdicts_in_the_store(db, slack_api, llm_server
     verdicts = [row[1] for row in await given(db)]
     assert page.value("parley_feedback_verdicts", verdict="up") == verdicts.count("up") == 1
     assert page.value("parley_feedback_verdicts", verdict="down") == verdicts.count("down") == 2
+
+
+async def test_feedback_shows_in_parley_runs_show_home_and_the_command_line(
+    db, slack_api, llm_server, slack_pg_url, monkeypatch, capsys
+):
+    later = "What is 6 times 7?"
+    llm_server.respond_with(ByQuestion({QUESTION: calculation("47 * 12", "564"), later: calculation("6 * 7", "42")}))
+    review = ReviewConfig(reviewers=(REVIEWER,))
+    async with running_bot(db, slack_api, llm_server.base_url, review=review) as bot:
+        [answer] = await mentioned_and_answered(bot, QUESTION)
+        await mentioned_and_answered(bot, later)
+        judged = next(run for run in await runs(db) if run.question == QUESTION)
+        buttons = feedback_values(answer)
+        await click(bot, buttons["up"], message_ts=answer["ts"])
+        await click(bot, buttons["down"], user=OTHER, message_ts=answer["ts"])
+        assert (await bot.post(comment_form(OTHER, judged.id, "Missing the <b>unit</b>"))).status_code == 200
+
+        listed = text_of(await command(bot, "runs"))
+        shown_run = text_of(await command(bot, f"show {judged.id[:8]}"))
+        home = section_under(await open_home(bot, REVIEWER), "Recent terminations")
+
+    assert "👍 1 · 👎 1" in listed and listed.count("👍") == 1  # on the judged run's line only
+    assert "*Feedback*" in shown_run and f"<@{OTHER}>" in shown_run and "not the asker" in shown_run
+    assert "Missing the &lt;b&gt;unit&lt;/b&gt;" in shown_run  # a person's note is escaped
+    assert "👍 1 · 👎 1" in home
+
+    monkeypatch.setenv("PARLEY_DATABASE_URL", slack_pg_url)
+    capsys.readouterr()
+    assert await asyncio.to_thread(parley_main, ["runs", "list", "--feedback", "down"]) == 0
+    down_list = capsys.readouterr().out
+    assert await asyncio.to_thread(parley_main, ["runs", "list", "--feedback", "up", "--json"]) == 0
+    up_list = json.loads(capsys.readouterr().out)
+    assert await asyncio.to_thread(parley_main, ["runs", "show", judged.id]) == 0
+    trace = capsys.readouterr().out
+
+    assert [line.split()[0] for line in down_list.splitlines()[1:]] == [judged.id[:12]]
+    assert "👍1·👎1" in down_list and later not in down_list
+    assert [(r["run_id"], r["feedback"]) for r in up_list["runs"]] == [(judged.id, {"up": 1, "down": 1})]
+    feedback = trace[trace.index("Feedback:") :]
+    assert f"{ASKER}: 👍 up" in feedback
+    assert f"{OTHER} (not the asker): 👎 down — Missing the <b>unit</b>" in feedback
