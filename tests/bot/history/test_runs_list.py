@@ -18,6 +18,7 @@ HEADER = ["RUN", "CREATED", "(UTC)", "STATUS", "REASON", "STEPS", "ASKER", "FEED
 MORE = "more: add --cursor "
 SUMMARY_FIELDS = {
     "run_id",
+    "feedback",  # {"up": n, "down": n}: people's current verdicts
     "created_at",
     "source",
     "asker",
@@ -163,6 +164,7 @@ def test_runs_list_pages_newest_first_by_the_printed_cursor(store: Store) -> Non
         assert datetime.fromisoformat(run["created_at"]).utcoffset() == timedelta(0)
     assert middle[0] | {"created_at": None} == {
         "run_id": expected[50],
+        "feedback": {"up": 0, "down": 0},
         "created_at": None,
         "source": "slack",
         "asker": "U0BULK",
