@@ -86,8 +86,9 @@ def status_emoji(status: RunStatus | str) -> str:
         return UNKNOWN_STATUS_EMOJI
 
 
-def answer_messages(result: RunResult) -> list[SlackMessage]:
-    """A finished run as one or more messages: a cited answer, an honest partial answer, or a refusal."""
+def answer_messages(result: RunResult, *, feedback: bool = False) -> list[SlackMessage]:
+    """A finished run as one or more messages: a cited answer, an honest partial answer, or a refusal; with
+    `feedback`, an answer or partial answer ends with the 👍 / 👎 buttons (as posted in its thread)."""
     escalation = result.escalation
     match result.outcome:
         case OutcomeKind.ANSWERED:
@@ -129,7 +130,7 @@ def answer_messages(result: RunResult) -> list[SlackMessage]:
                 _status_line(result),
             ]
     messages = pack(blocks)
-    if result.outcome in FEEDBACK_OUTCOMES:
+    if feedback and result.outcome in FEEDBACK_OUTCOMES:
         return with_feedback(messages, result.run_id)
     return messages
 

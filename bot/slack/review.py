@@ -117,7 +117,7 @@ class ReviewBoard:
 
     async def resumed(self, run: Run, result: RunResult) -> None:
         """An approved run that went on away from Slack (`parley review approve`): its thread sees the end."""
-        for message in answer_messages(result):
+        for message in answer_messages(result, feedback=True):
             await self.tell_thread(run, message)
 
     async def show_pending(self, esc: EscalationRecord, run: Run) -> None:
