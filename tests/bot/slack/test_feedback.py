@@ -20,9 +20,12 @@ from bot.store.models import EscalationRecord, FeedbackRecord, Run
 from tests.bot.slack.harness import ByQuestion, RunningBot, calculation, mentioned_and_answered, running_bot
 from tests.bot.slack.scrape import Scrape
 from tests.bot.slack.seen import runs, shown
+from tests.bot.slack.test_failures import database_behind
 from tests.bot.slack.test_home_and_commands import command, open_home, section_under, text_of
+from tests.bot.store.postgres import PG_HOST, PG_PORT
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.slack_events import ASKER, CHANNEL, block_actions, feedback_click, view_submission
+from tests.fakes.tcp_proxy import TcpProxy
 
 QUESTION = "What is 47 times 12?"
 OTHER = "U0COLLEAGUE"
@@ -282,3 +285,33 @@ async def test_feedback_shows_in_parley_runs_show_home_and_the_command_line(
     feedback = trace[trace.index("Feedback:") :]
     assert f"{ASKER}: 👍 up" in feedback
     assert f"{OTHER} (not the asker): 👎 down — Missing the <b>unit</b>" in feedback
+
+
+async def test_with_the_database_down_the_clicker_is_told_and_a_note_stays_in_its_form(
+    db, slack_api, llm_server, slack_pg_url
+):
+    llm_server.respond_with(calculation("47 * 12", "564"))
+    proxy = await TcpProxy(PG_PORT, PG_HOST).start()
+    try:
+        async with (
+            database_behind(proxy, slack_pg_url) as proxied,
+            running_bot(proxied, slack_api, llm_server.base_url) as bot,
+        ):
+            [answer] = await mentioned_and_answered(bot, QUESTION)
+            [run] = await runs(db)
+            down = feedback_values(answer)["down"]
+            assert (await click(bot, down, message_ts=answer["ts"]))[0] == "form"
+            await proxy.close()  # the database is gone
+            refused = await click(bot, feedback_values(answer)["up"], user=OTHER, message_ts=answer["ts"])
+            note = await bot.post(comment_form(ASKER, run.id, "The unit is missing"))
+            await proxy.restore()
+    finally:
+        await proxy.close()
+
+    assert refused == (
+        "ephemeral",
+        "I couldn't record your feedback: my database is unavailable. Please ask again in a minute.",
+    )
+    errors = note.json()
+    assert errors["response_action"] == "errors" and "database is unavailable" in errors["errors"][COMMENT_BLOCK]
+    assert await given(db) == [(ASKER, "down", True, None)]  # nothing half-recorded; the 👎 before it stands
