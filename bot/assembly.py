@@ -171,4 +171,5 @@ def build_slack_bot(
         recovery=recovery,
         llm_url=llm_url,
         prompts=prompts,
+        escalate_on_feedback=review.escalate_on_feedback,
     )

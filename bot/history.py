@@ -6,6 +6,7 @@ import argparse
 import csv
 import json
 import re
+from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
@@ -14,9 +15,11 @@ from agent import ConfigError, DecisionKind, OutcomeKind, RunResult, RunStatus, 
 from bot.render import render_citations
 from bot.store.database import Database
 from bot.store.errors import BadCursor
-from bot.store.models import Run
+from bot.store.feedback import Tally, tallies
+from bot.store.models import FeedbackRecord, Run
 from bot.store.queries import RunFilter, RunTrace, iter_runs, list_runs, load_trace
-from bot.store.vocabulary import VerdictKind
+from bot.store.vocabulary import FeedbackVerdict, VerdictKind
+from bot.wording import InFeedback
 
 EXPORT_COLUMNS = (
     "id", "created_at", "finished_at", "source", "workspace_id", "channel_id", "thread_ts", "asker", "question",
@@ -55,6 +58,9 @@ def _add_filters(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--since", help="ISO date or time (2026-11-30, 2026-11-30T08:00Z) or 30m, 2h, 7d, 1w")
     parser.add_argument("--asker", help="who asked (a Slack user id, or cli:NAME)")
+    parser.add_argument(
+        "--feedback", choices=[v.value for v in FeedbackVerdict], help="runs someone gave this verdict (👍 up, 👎 down)"
+    )
 
 
 def parse_since(text: str | None, *, now: datetime | None = None) -> datetime | None:
@@ -77,7 +83,11 @@ def parse_since(text: str | None, *, now: datetime | None = None) -> datetime | 
 
 def _filters(args: argparse.Namespace) -> RunFilter:
     return RunFilter(
-        statuses=args.status or (), reasons=args.reason or (), since=parse_since(args.since), asker=args.asker
+        statuses=args.status or (),
+        reasons=args.reason or (),
+        since=parse_since(args.since),
+        asker=args.asker,
+        feedback=args.feedback,
     )
 
 
@@ -89,11 +99,13 @@ async def run_runs_command(args: argparse.Namespace, db: Database, out: TextIO) 
             page = await list_runs(db, _filters(args), limit=args.limit, cursor=args.cursor)
         except BadCursor as exc:
             raise ConfigError(NOT_A_CURSOR.format(cursor=exc.cursor)) from None
+        counted = await tallies(db, [run.id for run in page.runs])
         if args.json:
-            body = {"runs": [run_summary(r) for r in page.runs], "next_cursor": page.next_cursor}
+            listed = [run_summary(r) | {"feedback": asdict(counted.get(r.id, Tally()))} for r in page.runs]
+            body = {"runs": listed, "next_cursor": page.next_cursor}
             out.write(json.dumps(body, ensure_ascii=False, indent=2) + "\n")
         else:
-            out.write(render_list(page.runs, page.next_cursor))
+            out.write(render_list(page.runs, page.next_cursor, counted))
         return 0
     if args.runs_command == "show":
         trace = await load_trace(db, args.run_id)
@@ -158,17 +170,20 @@ def run_summary(run: Run) -> dict[str, Any]:
     }
 
 
-def render_list(runs: list[Run], next_cursor: str | None) -> str:
+def render_list(runs: list[Run], next_cursor: str | None, feedback: dict[str, Tally] | None = None) -> str:
     if not runs:
         return "no runs match\n"
     lines = [
-        f"{'RUN':<12}  {'CREATED (UTC)':<19}  {'STATUS':<15}  {'REASON':<19}  {'STEPS':>5}  {'ASKER':<16}  QUESTION"
+        f"{'RUN':<12}  {'CREATED (UTC)':<19}  {'STATUS':<15}  {'REASON':<19}  {'STEPS':>5}  {'ASKER':<16}  "
+        f"{'FEEDBACK':<9}  QUESTION"
     ]
     for run in runs:
         created = run.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+        tally = (feedback or {}).get(run.id)
+        given = f"👍{tally.up}·👎{tally.down}" if tally else "-"
         lines.append(
             f"{run.id[:12]:<12}  {created:<19}  {run.status:<15}  {run.termination_reason or '-':<19}  "
-            f"{run.steps:>5}  {shorten(run.asker, 16):<16}  {shorten(run.question, 60)}"
+            f"{run.steps:>5}  {shorten(run.asker, 16):<16}  {given:<9}  {shorten(run.question, 60)}"
         )
     if next_cursor:
         lines.append(f"more: add --cursor {next_cursor}")
@@ -226,6 +241,9 @@ def render_trace(trace: RunTrace) -> str:
         lines.append(f"Escalation ({esc.status}): {esc.reason} {esc.level} — {esc.message}")
         if esc.tool:
             lines.append(f"  held action: {esc.tool}({json.dumps(esc.arguments, ensure_ascii=False)})")
+    if trace.feedback:
+        lines.append("Feedback:")
+        lines.extend(_feedback_line(given) for given in trace.feedback)
     lines.append("Audit:")
     for event in trace.audit:
         change = f"{event.from_status or '-'} → {event.to_status or '-'}"
@@ -270,6 +288,13 @@ def _verdict_line(verdict) -> str:
     return f"{verdict.kind}: {verdict.decision or ''} {verdict.reason or ''}".strip()
 
 
+def _feedback_line(given: FeedbackRecord) -> str:
+    verdict = "👍 up" if given.verdict == FeedbackVerdict.UP else "👎 down"
+    who = given.user if given.by_asker else f"{given.user} ({InFeedback.NOT_ASKER_MARK})"
+    line = f"  {given.updated_at.isoformat()} {who}: {verdict}"
+    return line + (f" — {given.comment}" if given.comment else "")
+
+
 def trace_as_dict(trace: RunTrace) -> dict[str, Any]:
     def columns(row) -> dict[str, Any]:
         return {c.key: getattr(row, c.key) for c in row.__table__.columns}
@@ -281,4 +306,5 @@ def trace_as_dict(trace: RunTrace) -> dict[str, Any]:
         "verdicts": [columns(v) for v in trace.verdicts],
         "escalations": [columns(e) for e in trace.escalations],
         "audit": [columns(a) for a in trace.audit],
+        "feedback": [columns(f) for f in trace.feedback],
     }

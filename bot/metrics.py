@@ -2,8 +2,8 @@
 
 Counters and histograms are fed by the engine's trace events (`Metrics` is a `Recorder` the run service gives
 every run) and by the Slack entry (the ack latency); the gauges — the queue, the workers, the escalations
-waiting for people — are read when Prometheus scrapes. Each `Metrics` has its own registry, never the
-process-wide one, so several bots in one process (the tests) never share a counter.
+waiting for people, people's 👍 / 👎 on answers — are read when Prometheus scrapes. Each `Metrics` has its
+own registry, never the process-wide one, so several bots in one process (the tests) never share a counter.
 
 Labels are closed vocabularies only (`Vocabulary`): a run's status and termination reason, a configured tool's
 name, a known error code, an error level, what an LLM request was for. A question, a user, a tool's arguments
@@ -16,6 +16,7 @@ import asyncio
 import logging
 import math
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
@@ -32,6 +33,8 @@ from agent import (
 )
 from bot.review.service import count_pending_escalations
 from bot.store import Database
+from bot.store.feedback import Tally, count_feedback
+from bot.store.vocabulary import FeedbackVerdict
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +43,7 @@ CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4.encode()
 OK = "ok"  # the code and level of a tool call that succeeded; an LLM request that was answered
 FAILED = "failed"
 OTHER = "other"  # a tool name or error code outside the configured vocabulary
-STORE_TIMEOUT_S = 1.0  # a scrape waits this long for the count of pending escalations, then reports the store down
+STORE_TIMEOUT_S = 1.0  # a scrape waits this long for the store's counts, then reports the store down
 
 # Seconds. Slack wants its answer within 3 s (Parley's target: p99 < 0.1 s); an LLM request may take a minute.
 ACK_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1.0, 2.5, 3.0, 5.0)
@@ -128,6 +131,13 @@ class Metrics:
             "Escalations waiting for a person's decision (all replicas; NaN when the store did not answer)",
             registry=registry,
         )
+        self._feedback = Gauge(
+            "parley_feedback_verdicts",
+            "People's current 👍 (up) and 👎 (down) on answers, one per person per run (all replicas; NaN when "
+            "the store did not answer)",
+            ["verdict"],
+            registry=registry,
+        )
         self._store_up = Gauge(
             "parley_store_up",
             f"1 when the store answered this scrape's query within {STORE_TIMEOUT_S:g} s, else 0",
@@ -135,7 +145,7 @@ class Metrics:
         )
         self._workers.set(workers)
         self._store_answered = True
-        self._counting: set[asyncio.Task[int]] = set()  # counts given up on, finishing on their own
+        self._counting: set[asyncio.Task[StoreCounts]] = set()  # counts given up on, finishing on their own
 
     async def record(self, event: TraceEvent) -> None:
         """Count one trace event (the `Recorder` protocol); never raises, never waits."""
@@ -169,17 +179,20 @@ class Metrics:
     async def page(self, db: Database, *, busy: int, waiting: int) -> bytes:
         """The text Prometheus scrapes: counters so far, and the gauges as they are now. A store that does not
         answer in time shows as `parley_store_up 0` (pending escalations NaN), never as a failed scrape."""
-        pending = await self._pending_escalations(db)
+        counts = await self._store_counts(db)
         self._busy.set(busy)
         self._waiting.set(waiting)
-        self._pending.set(math.nan if pending is None else pending)
-        self._store_up.set(0 if pending is None else 1)
+        self._pending.set(math.nan if counts is None else counts.pending)
+        for verdict in FeedbackVerdict:
+            shown = math.nan if counts is None else getattr(counts.feedback, verdict.value)
+            self._feedback.labels(verdict.value).set(shown)
+        self._store_up.set(0 if counts is None else 1)
         return generate_latest(self.registry)
 
-    async def _pending_escalations(self, db: Database) -> int | None:
+    async def _store_counts(self, db: Database) -> StoreCounts | None:
         # Not `asyncio.timeout`: cancelling a query to a hung server waits for the driver (seconds); the count
         # given up on finishes on its own, like the store recorder's writes.
-        counting = asyncio.create_task(count_pending_escalations(db))
+        counting = asyncio.create_task(_count(db))
         done, _ = await asyncio.wait({counting}, timeout=STORE_TIMEOUT_S)
         problem = None
         if not done:
@@ -195,13 +208,25 @@ class Metrics:
             self._store_answered = True
             return counting.result()
         if self._store_answered:  # once per outage: Prometheus scrapes every few seconds
-            log.warning("metrics: pending escalations not counted, the store is unavailable: %s", problem)
+            log.warning("metrics: escalations and feedback not counted, the store is unavailable: %s", problem)
         self._store_answered = False
         return None
 
 
-def _forget(tasks: set[asyncio.Task[int]]) -> Callable[[asyncio.Task[int]], None]:
-    def done(task: asyncio.Task[int]) -> None:
+@dataclass(frozen=True)
+class StoreCounts:
+    """What a scrape reads from the store: escalations waiting for people, and the feedback on answers."""
+
+    pending: int
+    feedback: Tally
+
+
+async def _count(db: Database) -> StoreCounts:
+    return StoreCounts(pending=await count_pending_escalations(db), feedback=await count_feedback(db))
+
+
+def _forget(tasks: set[asyncio.Task[StoreCounts]]) -> Callable[[asyncio.Task[StoreCounts]], None]:
+    def done(task: asyncio.Task[StoreCounts]) -> None:
         tasks.discard(task)
         if not task.cancelled():
             task.exception()  # retrieved: the failure was reported when the scrape gave up

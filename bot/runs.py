@@ -30,6 +30,7 @@ from bot.review.service import (
 )
 from bot.store import Database, EscalationKind, RunOrigin, RunSource, StoreRecorder
 from bot.store.conversations import cancel_queued, enqueue_retry, load_run
+from bot.store.feedback import from_feedback
 from bot.store.models import EscalationRecord, Run
 
 log = logging.getLogger(__name__)
@@ -167,7 +168,7 @@ class RunService:
         `resume`); a retried run keeps its honest engine outcome (`degraded`). With `announce`, people are told
         at once; a caller that must answer Slack first passes False and calls `announce` itself.
         """
-        escalation, _ = await current_escalation(self._db, run_id)
+        escalation, run = await current_escalation(self._db, run_id)
         held = escalation is not None and escalation.kind == EscalationKind.HELD_ACTION
         run_status = owner = None
         if decision is Decision.APPROVED and held:
@@ -175,6 +176,8 @@ class RunService:
             await self.owner.beat()  # registered before any run names it; `resume` holds it from there
         elif decision is Decision.RETRIED:
             run_status = RunStatus.DEGRADED
+        elif decision is Decision.EXPIRED and escalation is not None and run is not None and from_feedback(escalation):
+            run_status = RunStatus(run.status)  # nobody looked at a 👎: the answer the asker saw still stands
         settled = await settle(
             self._db,
             run_id,
@@ -202,6 +205,15 @@ class RunService:
         if not settled.won or settled.run is None:
             return Retried(settled, None)
         return Retried(settled, await enqueue_retry(self._db, settled.run, owner=self.owner.id))
+
+    async def show_escalation(self, run_id: str) -> None:
+        """Show the run's pending escalation to the reviewers (one a 👎 opened): the same path as a run that
+        ended waiting for people; a post that fails is tried again by the `announce` job."""
+        escalation, run = await current_escalation(self._db, run_id)
+        if escalation is None or run is None:
+            log.error("run %s was escalated, but its escalation was not found", run_id)
+            return
+        await tell(self.notifier.escalated, escalation, run, what=f"the escalation of run {run_id}")
 
     async def cancel_unstarted(self, run_id: str, why: str) -> None:
         """A queued run that cannot start ends `degraded`/`cancelled` with `why` as its answer — now, or when

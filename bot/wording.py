@@ -123,6 +123,7 @@ class InCommand:
     OF_STATUS = " · status `{status}`"
     NONE_FOUND = "No runs{of_status} yet."
     MORE = "Showing the newest {count}. `/parley show RUN_ID` shows one run in full."
+    FEEDBACK = "*Feedback*"
     RUN_TITLE = "Run {run}"
     QUESTION = "*Question*"
     ANSWER = "*Answer*"
@@ -251,3 +252,34 @@ class InReview:
         "The whole draft: `/parley show {run}`."
     )
     REASON_LABEL = "Why? The asker will read it"
+
+
+class InFeedback:
+    """What people read about feedback on an answer: its 👍 / 👎 buttons, the "what was wrong?" form, the
+    private replies to a click, the reviewers' note, and the tally wherever a run is listed
+    (bot/slack/feedback_blocks.py, bot/slack/feedback.py, bot/history.py)."""
+
+    UP = "Good answer"
+    DOWN = "Bad answer"
+    UP_LABEL = "Mark this answer as helpful"
+    DOWN_LABEL = "Mark this answer as not helpful"
+    FORM_TITLE = "What was wrong?"
+    FORM_SUBMIT = "Send"
+    FORM_CLOSE = "Skip"
+    FORM_LABEL = "What was wrong? (optional)"
+    FORM_HINT = "Your 👎 is recorded either way; this note helps whoever improves Parley. At most 3,000 characters."
+    THANKS_UP = "Thanks — your 👍 on run `{run}` is recorded."
+    THANKS_DOWN = "Thanks — your 👎 on run `{run}` is recorded."
+    CHANGED = "Changed: your verdict on run `{run}` is now {verdict}."
+    UNKNOWN_RUN = "I can't record this feedback: it names no run I know."
+    UNFINISHED = "I can't record feedback on run `{run}` yet: it has not finished."
+    NOT_RECORDED = f"I couldn't record your feedback: {DATABASE_UNAVAILABLE}"
+    COMMENT_NOT_RECORDED = f"I couldn't keep your note: {DATABASE_UNAVAILABLE}"
+    COMMENT_NO_DOWN = "Your 👎 on this run is no longer there (you changed it), so the note was not kept."
+    # The reviewer message's "why" for a run a 👎 sent to people.
+    ESCALATED = "A person marked this answer 👎: {person} ({whose})."
+    ESCALATED_COMMENT = " What was wrong, in their words: “{comment}”"
+    THE_ASKER = "the asker"
+    NOT_THE_ASKER = "not the asker"
+    TALLY = "👍 {up} · 👎 {down}"
+    NOT_ASKER_MARK = "not the asker"

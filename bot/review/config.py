@@ -19,6 +19,7 @@ class ReviewConfig(BaseModel):
     reviewers: tuple[str, ...] = ()  # Slack user ids (U…/W…) who may decide
     reviewer_group: str | None = None  # a Slack user group id (S…) whose members may decide
     allow_self_review: bool = False  # may the asker decide on their own run?
+    escalate_on_feedback: bool = False  # does a 👎 on an answer send the run to the reviewer channel?
     remind_after_minutes: float = Field(30, gt=0)
     expire_after_hours: float = Field(24, gt=0)
     retention_days: float = Field(30, gt=0)  # raw tool payloads older than this are purged

@@ -30,6 +30,7 @@ from bot.settings import Settings
 from bot.slack.assistant_pane import register_assistant_pane
 from bot.slack.commands import register_commands
 from bot.slack.events import Candidate, Ignored, read
+from bot.slack.feedback import FeedbackDesk
 from bot.slack.home import register_home
 from bot.slack.review import ReviewBoard, ReviewDesk
 from bot.slack.reviewers import Reviewers
@@ -113,6 +114,7 @@ class SlackBot:
         recovery: Recovery | None = None,
         llm_url: str | None = None,
         prompts: PromptSet | None = None,
+        escalate_on_feedback: bool = False,
     ) -> None:
         self.app = app
         self.metrics = metrics
@@ -134,6 +136,7 @@ class SlackBot:
         register_home(app, db, reviewers)  # before the catch-all: bolt runs the first match
         register_commands(app, db, reviewers)
         self.review_desk = ReviewDesk(app, runs, reviewers, queue, self.client)
+        self.feedback_desk = FeedbackDesk(app, db, runs, review_board, self.client, escalate=escalate_on_feedback)
         app.event(re.compile(".*"))(self._on_other_event)  # acknowledged, nothing to do
 
     async def start(self) -> None:

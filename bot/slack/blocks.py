@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agent import REPLAY_NOTICE, Citation, OutcomeKind, RunResult, RunStatus, shorten
+from bot.slack.feedback_blocks import feedback_block
 from bot.wording import InThread
 
 STATUS_EMOJI = {
@@ -26,6 +27,8 @@ STATUS_EMOJI = {
     RunStatus.REJECTED: "🚫",
     RunStatus.EXPIRED: "⌛",
 }
+# The final answers people are asked to judge (👍 / 👎): a cited answer and an honest partial one.
+FEEDBACK_OUTCOMES = frozenset({OutcomeKind.ANSWERED, OutcomeKind.PARTIAL})
 UNKNOWN_STATUS_EMOJI = "❔"  # a status this version does not know (a row written by a newer one)
 # An answer's status line: an answer approved by a reviewer is shown as answered, a partial one as partial.
 _SHOWN_STATUS = {OutcomeKind.ANSWERED: RunStatus.SOLVED, OutcomeKind.PARTIAL: RunStatus.DEGRADED}
@@ -93,8 +96,9 @@ def status_emoji(status: RunStatus | str) -> str:
         return UNKNOWN_STATUS_EMOJI
 
 
-def answer_messages(result: RunResult) -> list[SlackMessage]:
-    """A finished run as one or more messages: a cited answer, an honest partial answer, or a refusal."""
+def answer_messages(result: RunResult, *, feedback: bool = False) -> list[SlackMessage]:
+    """A finished run as one or more messages: a cited answer, an honest partial answer, or a refusal; with
+    `feedback`, an answer or partial answer ends with the 👍 / 👎 buttons (as posted in its thread)."""
     escalation = result.escalation
     match result.outcome:
         case OutcomeKind.ANSWERED:
@@ -124,13 +128,17 @@ def answer_messages(result: RunResult) -> list[SlackMessage]:
             ]
         case _:
             blocks = [header(InThread.PARTIAL_HEADER), *_partial(result)]
-    return pack(blocks, closing=closing_blocks(result))
+    return pack(blocks, closing=closing_blocks(result, feedback=feedback))
 
 
-def closing_blocks(result: RunResult) -> list[dict[str, Any]]:
-    """What closes every final answer, in both media: its sources and its status line. The chat.update reply
-    shows them under the answer; a streamed reply is stopped with them (`chat.stopStream` blocks)."""
-    return [*sources(result.citations), _status_line(result)]
+def closing_blocks(result: RunResult, *, feedback: bool = False) -> list[dict[str, Any]]:
+    """What closes every final answer, in both media: its sources and its status line, and with `feedback` an
+    answer's or partial answer's 👍 / 👎 buttons. The chat.update reply shows them under the answer; a streamed
+    reply is stopped with them (`chat.stopStream` blocks)."""
+    closing = [*sources(result.citations), _status_line(result)]
+    if feedback and result.outcome in FEEDBACK_OUTCOMES:
+        closing.append(feedback_block(result.run_id))
+    return closing
 
 
 def progress_blocks(question: str, lines: Sequence[str], *, state: ProgressState, ahead: int = 0) -> SlackMessage:
@@ -311,7 +319,7 @@ def _packed(blocks: list[dict[str, Any]], closing_ids: set[int]) -> SlackMessage
 def _texts(block: dict[str, Any]) -> list[str]:
     if "text" in block:
         return [block["text"]["text"]]
-    return [element["text"] for element in block.get("elements", [])]
+    return [text for element in block.get("elements", []) if isinstance(text := element.get("text"), str)]
 
 
 def _fallback(blocks: list[dict[str, Any]]) -> str:

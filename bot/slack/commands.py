@@ -34,10 +34,11 @@ from bot.slack.blocks import (
     status_emoji,
 )
 from bot.slack.gateway import SlackFailure, slack_call
-from bot.slack.history import HistoryUnavailable, person, reading, run_entry, when
+from bot.slack.history import HistoryUnavailable, feedback_entry, person, reading, run_entry, when
 from bot.slack.reviewers import Reviewers
 from bot.store.database import Database
 from bot.store.errors import AmbiguousRun, RunNotFound
+from bot.store.feedback import tallies
 from bot.store.models import EscalationRecord, ToolCallRecord
 from bot.store.queries import (
     MIN_PREFIX,
@@ -127,11 +128,15 @@ class ParleyCommand:
             reviewer = await self._reviewers.is_reviewer(user)
             filters = RunFilter(statuses=[status.value] if status else (), asker=None if reviewer else user)
             page = await list_runs(self._db, filters, limit=LIST_SIZE, columns=STORED_COLUMNS)
+            counted = await tallies(self._db, [run.id for run in page.runs])
         of_status = InCommand.OF_STATUS.format(status=status.value) if status else ""
         heading = (InCommand.EVERYONE_HEADING if reviewer else InCommand.MINE_HEADING) + of_status
         if not page.runs:
             return _notice(heading, InCommand.NONE_FOUND.format(of_status=of_status))
-        blocks = [section(heading), *[section(run_entry(stored_run(run), asker=reviewer)) for run in page.runs]]
+        blocks = [
+            section(heading),
+            *[section(run_entry(stored_run(run), asker=reviewer, feedback=counted.get(run.id))) for run in page.runs],
+        ]
         if page.next_cursor:
             blocks += contexts(InCommand.MORE.format(count=LIST_SIZE))
         return pack(blocks)[0]  # a page of short entries fits one message
@@ -179,8 +184,15 @@ def run_messages(trace: RunTrace) -> list[SlackMessage]:
         *_missing(result.missing if result else []),
         *sections(_steps(trace)),
         *[block for escalation in trace.escalations for block in sections(_review(escalation))],
+        *_feedback(trace),
     ]
     return pack(blocks)
+
+
+def _feedback(trace: RunTrace) -> list[dict[str, Any]]:
+    if not trace.feedback:
+        return []
+    return sections(f"{InCommand.FEEDBACK}\n" + "\n".join(f"• {feedback_entry(f)}" for f in trace.feedback))
 
 
 def _outcome(run: StoredRun) -> str:

@@ -18,9 +18,11 @@ from bot.age import age
 from bot.slack.blocks import RUN_ID_CHARS, escape, outcome_line, status_emoji
 from bot.slack.reviewers import Reviewers
 from bot.store import StoreUnavailable
-from bot.store.models import EscalationRecord, Run
+from bot.store.feedback import Tally
+from bot.store.models import EscalationRecord, FeedbackRecord, Run
 from bot.store.stored_run import StoredRun
-from bot.wording import NO_HISTORY_DATABASE_UNAVAILABLE, InListings
+from bot.store.vocabulary import FeedbackVerdict
+from bot.wording import NO_HISTORY_DATABASE_UNAVAILABLE, InFeedback, InListings
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +31,7 @@ log = logging.getLogger(__name__)
 READ_BUDGET_S = 2.0
 QUESTION_CHARS = 150
 WHY_CHARS = 300
+COMMENT_SHOWN_CHARS = 1000  # a feedback note as a run shows it (the whole note: `parley runs show`)
 # The statuses of a run that has ended (with a termination reason), whatever happened after.
 ENDED = tuple(status.value for status in RunStatus if status not in (RunStatus.QUEUED, RunStatus.RUNNING))
 
@@ -58,9 +61,9 @@ async def may_see(reviewers: Reviewers, user: str, run: Run) -> bool:
     return run.asker == user or await reviewers.is_reviewer(user)
 
 
-def run_entry(run: StoredRun, *, asker: bool = False) -> str:
-    """One run in mrkdwn: status, termination reason, (who asked,) when, run id; the question below it, and
-    below that its outcome once it ended."""
+def run_entry(run: StoredRun, *, asker: bool = False, feedback: Tally | None = None) -> str:
+    """One run in mrkdwn: status, termination reason, (who asked,) when, run id, (people's 👍 / 👎); the
+    question below it, and below that its outcome once it ended."""
     result = run.result
     parts = [InListings.RUN_HEAD.format(emoji=status_emoji(run.status), status=escape(run.status))]
     if result is not None:
@@ -69,6 +72,8 @@ def run_entry(run: StoredRun, *, asker: bool = False) -> str:
         parts.append(person(run.asker))
     parts.append(when(run.created_at))
     parts.append(InListings.RUN_ID.format(run=escape(run.id[:RUN_ID_CHARS])))
+    if feedback:
+        parts.append(InFeedback.TALLY.format(up=feedback.up, down=feedback.down))
     entry = " · ".join(parts) + "\n" + question_of(run)
     return entry if result is None else entry + "\n" + outcome_line(result.outcome)
 
@@ -92,6 +97,15 @@ def escalation_entry(escalation: EscalationRecord, run: StoredRun, *, now: datet
     if run.outcome is not None:
         lines.append(outcome_line(run.outcome))
     return "\n".join(lines)
+
+
+def feedback_entry(given: FeedbackRecord) -> str:
+    """One person's verdict on a run in mrkdwn: 👍 / 👎, who, when (and that they did not ask it), their note."""
+    parts = ["👍" if given.verdict == FeedbackVerdict.UP else "👎", person(given.user), when(given.updated_at)]
+    if not given.by_asker:
+        parts.append(f"_{InFeedback.NOT_ASKER_MARK}_")
+    line = " · ".join(parts)
+    return line + (f" — “{escape(shorten(given.comment, COMMENT_SHOWN_CHARS))}”" if given.comment else "")
 
 
 def question_of(run: StoredRun) -> str:

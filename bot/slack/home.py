@@ -25,6 +25,7 @@ from bot.slack.history import ENDED, HistoryUnavailable, escalation_entry, readi
 from bot.slack.reviewers import Reviewers
 from bot.store.database import Database
 from bot.store.errors import BadCursor
+from bot.store.feedback import tallies
 from bot.store.models import EscalationRecord, Run
 from bot.store.queries import RunFilter, decode_cursor, encode_cursor, list_runs
 from bot.store.stored_run import STORED_COLUMNS, StoredRun, escalated_run, stored_run
@@ -124,10 +125,12 @@ class HomeTab:
             reviewer = await self._reviewers.is_reviewer(user)
             waiting = await waiting_window(self._db, pages.waiting) if reviewer else None
             ended = await runs_window(self._db, RunFilter(statuses=ENDED), pages.ended) if reviewer else None
+            listed = [run.id for run in [*mine.entries, *(ended.entries if ended else [])]]
+            counted = await tallies(self._db, listed)
         blocks = [
             header(InHome.MINE_TITLE),
             *contexts(InHome.MINE_NOTE.format(size=PAGE_SIZE)),
-            *[section(run_entry(run)) for run in mine.entries],
+            *[section(run_entry(run, feedback=counted.get(run.id))) for run in mine.entries],
             *([] if mine.entries else [section(InHome.MINE_EMPTY)]),
             *_nav("home_mine_pages", pages, "mine", mine, (NEWER_BACK, OLDER_ON)),
         ]
@@ -145,7 +148,7 @@ class HomeTab:
                 {"type": "divider"},
                 header(InHome.ENDED_TITLE),
                 *contexts(InHome.ENDED_NOTE),
-                *[section(run_entry(run, asker=True)) for run in ended.entries],
+                *[section(run_entry(run, asker=True, feedback=counted.get(run.id))) for run in ended.entries],
                 *([] if ended.entries else [section(InHome.ENDED_EMPTY)]),
                 *_nav("home_ended_pages", pages, "ended", ended, (NEWER_BACK, OLDER_ON)),
             ]

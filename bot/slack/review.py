@@ -51,6 +51,7 @@ from bot.slack.reviewers import Reviewers
 from bot.slack.workers import RunQueue
 from bot.store import Database, Decision, EscalationKind, EscalationStatus
 from bot.store.conversations import ask_of
+from bot.store.feedback import from_feedback
 from bot.store.models import EscalationRecord, Run
 from bot.store.owners import ShownEnd
 from bot.store.stored_run import escalated_run
@@ -112,13 +113,21 @@ class ReviewBoard:
             await self.tell_thread(run, reviewed_answer(esc.final_answer, esc.decided_by or "?", run.id))
         elif esc.status == EscalationStatus.REJECTED:
             await self.tell_thread(run, rejection(esc.decision_reason or "", esc.decided_by or "?", run.id))
-        elif esc.status == EscalationStatus.EXPIRED:
+        elif esc.status == EscalationStatus.EXPIRED and not from_feedback(esc):  # a 👎's answer still stands
             await self.tell_thread(run, expiry(self._config.expire_after_hours, run.id))
 
     async def resumed(self, run: Run, result: RunResult) -> None:
         """An approved run that went on away from Slack (`parley review approve`): its thread sees the end."""
-        for message in answer_messages(result):
+        for message in answer_messages(result, feedback=True):
             await self.tell_thread(run, message)
+
+    async def show_pending(self, esc: EscalationRecord, run: Run) -> None:
+        """The pending escalation's reviewer message, shown again after its note changed (a 👎's comment)."""
+        if esc.status != EscalationStatus.PENDING or not esc.review_ts or not esc.review_channel:
+            return
+        message = review_message(esc, escalated_run(run, esc), await self._permalink(run))
+        what = f"update the review message of run {run.id}"
+        await self._send(message, what, channel=esc.review_channel, ts=esc.review_ts)
 
     async def settle_held_notice(self, esc: EscalationRecord, run: Run) -> None:
         """The thread's "waiting for a reviewer" message no longer waits: it says how it was decided."""

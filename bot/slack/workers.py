@@ -209,7 +209,10 @@ class RunQueue:
             self._deliver(job, _ended(InThread.HELD_CHANGED, job.run_id))
             return
         progress.state.close_checks()  # the run ended: what it checked last passed or ended it
-        self._deliver(job, mark_ended(answer_messages(result), result.run_id, result.status, result.termination_reason))
+        self._deliver(
+            job,
+            mark_ended(answer_messages(result, feedback=True), result.run_id, result.status, result.termination_reason),
+        )
 
     async def _end_unstarted(self, run_id: str) -> None:
         """The run could not start: end it in the store too (now, or when the database is back)."""

@@ -42,6 +42,7 @@ from bot.store.vocabulary import (
     Decision,
     EscalationKind,
     EscalationStatus,
+    FeedbackVerdict,
     RunSource,
     VerdictKind,
     VerdictStage,
@@ -289,6 +290,30 @@ class EscalationRecord(Base):
             postgresql_where=sql(f"status = '{EscalationStatus.PENDING}'"),
             sqlite_where=sql(f"status = '{EscalationStatus.PENDING}'"),
         ),
+    )
+
+
+class FeedbackRecord(Base):
+    """A person's 👍 / 👎 on a run's answer: one row per person per run (a second click changes it).
+
+    `by_asker` is false when someone other than the run's asker gave it (allowed: it is a team bot).
+    `updated_at` is when the verdict or its comment last changed; earlier verdicts are not kept.
+    """
+
+    __tablename__ = "feedback"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    user: Mapped[str] = mapped_column(String(128))  # who clicked (a Slack user id)
+    verdict: Mapped[FeedbackVerdict] = mapped_column(vocabulary(FeedbackVerdict, "verdict", 8))
+    by_asker: Mapped[bool] = mapped_column(Boolean)
+    comment: Mapped[str | None] = mapped_column(Text)  # "what was wrong?", for a 👎
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+
+    __table_args__ = (
+        UniqueConstraint("run_id", "user", name="uq_feedback_run_user"),
+        Index("ix_feedback_verdict_run", "verdict", "run_id"),
     )
 
 

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, select, tuple_, union_all
+from sqlalchemy import Select, exists, select, tuple_, union_all
 
 from bot.store.database import Database
 from bot.store.errors import AmbiguousRun, BadCursor, RunNotFound
-from bot.store.models import AuditEvent, EscalationRecord, Run, Step, ToolCallRecord, Verdict
+from bot.store.models import AuditEvent, EscalationRecord, FeedbackRecord, Run, Step, ToolCallRecord, Verdict
 from bot.store.stored_run import StoredRun, stored_run
 
 MIN_PREFIX = 6
@@ -37,6 +37,7 @@ class RunFilter:
     reasons: Sequence[str] = ()
     since: datetime | None = None
     asker: str | None = None
+    feedback: str | None = None  # runs with at least one verdict of this kind (`up`, `down`)
 
     def apply(self, stmt: Select) -> Select:
         if self.statuses:
@@ -47,6 +48,9 @@ class RunFilter:
             stmt = stmt.where(Run.created_at >= self.since)
         if self.asker:
             stmt = stmt.where(Run.asker == self.asker)
+        if self.feedback:
+            given = (FeedbackRecord.run_id == Run.id) & (FeedbackRecord.verdict == self.feedback)
+            stmt = stmt.where(exists().where(given))
         return stmt
 
 
@@ -147,6 +151,7 @@ class RunTrace:
     verdicts: list[Verdict] = field(default_factory=list)
     escalations: list[EscalationRecord] = field(default_factory=list)
     audit: list[AuditEvent] = field(default_factory=list)
+    feedback: list[FeedbackRecord] = field(default_factory=list)  # people's 👍 / 👎, oldest first
 
     @property
     def stored(self) -> StoredRun:
@@ -196,4 +201,5 @@ async def load_trace(db: Database, run_id: str) -> RunTrace:
             verdicts=await rows(Verdict, Verdict.id),
             escalations=await rows(EscalationRecord, EscalationRecord.id),
             audit=await rows(AuditEvent, AuditEvent.at, AuditEvent.id),
+            feedback=await rows(FeedbackRecord, FeedbackRecord.created_at, FeedbackRecord.id),
         )

@@ -38,6 +38,13 @@ class VerdictStage(StrEnum):
     OUTPUT = "output"
 
 
+class FeedbackVerdict(StrEnum):
+    """A person's verdict on an answer in Slack: the 👍 or 👎 of its feedback buttons."""
+
+    UP = "up"
+    DOWN = "down"
+
+
 class EscalationKind(StrEnum):
     """Why a run went to people (the engine's `Escalation.kind`)."""
 

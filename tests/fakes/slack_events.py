@@ -334,6 +334,42 @@ def block_actions(
     return interactivity(payload)
 
 
+def feedback_click(
+    value: str,
+    *,
+    action_id: str = "parley_feedback",
+    block_id: str = "parley_feedback",
+    user: str = ASKER,
+    channel: str = CHANNEL,
+    message_ts: str | None = None,
+) -> bytes:
+    """`user` clicked one of the feedback buttons (`feedback_buttons` in a `context_actions` block) under the
+    bot's message `message_ts`: the action carries the clicked button's `value`, as Slack sends it."""
+    message_ts = message_ts or next_ts()
+    payload = {
+        "type": "block_actions",
+        "user": _user_ref(user),
+        "api_app_id": APP_ID,
+        "token": VERIFICATION_TOKEN,
+        "trigger_id": _new_trigger_id(),
+        "team": {"id": TEAM_ID, "domain": TEAM_DOMAIN},
+        "container": {"type": "message", "message_ts": message_ts, "channel_id": channel, "is_ephemeral": False},
+        "channel": {"id": channel, "name": "general"},
+        "message": {"type": "message", "user": BOT_USER_ID, "bot_id": BOT_ID, "ts": message_ts, "text": ""},
+        "response_url": UNSET_RESPONSE_URL,
+        "actions": [
+            {
+                "type": "feedback_buttons",
+                "action_id": action_id,
+                "block_id": block_id,
+                "value": value,
+                "action_ts": next_ts(),
+            }
+        ],
+    }
+    return interactivity(payload)
+
+
 def view_submission(
     callback_id: str,
     values: Mapping[str, Mapping[str, Any]] | None = None,

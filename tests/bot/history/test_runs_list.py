@@ -14,10 +14,11 @@ from tests.bot.history.parley_cli import EXIT_USAGE, ok, one_line_error
 from tests.bot.history.run_rows import RunRow, bulk_run, newest_first
 from tests.bot.history.stores import REFUSED_QUESTION, Store
 
-HEADER = ["RUN", "CREATED", "(UTC)", "STATUS", "REASON", "STEPS", "ASKER", "QUESTION"]
+HEADER = ["RUN", "CREATED", "(UTC)", "STATUS", "REASON", "STEPS", "ASKER", "FEEDBACK", "QUESTION"]
 MORE = "more: add --cursor "
 SUMMARY_FIELDS = {
     "run_id",
+    "feedback",  # {"up": n, "down": n}: people's current verdicts
     "created_at",
     "source",
     "asker",
@@ -163,6 +164,7 @@ def test_runs_list_pages_newest_first_by_the_printed_cursor(store: Store) -> Non
         assert datetime.fromisoformat(run["created_at"]).utcoffset() == timedelta(0)
     assert middle[0] | {"created_at": None} == {
         "run_id": expected[50],
+        "feedback": {"up": 0, "down": 0},
         "created_at": None,
         "source": "slack",
         "asker": "U0BULK",

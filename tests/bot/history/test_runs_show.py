@@ -17,7 +17,7 @@ from tests.bot.history.parley_cli import ok, one_line_error
 from tests.bot.history.run_rows import bulk_run
 from tests.bot.history.stores import REFUSED_QUESTION, Store
 
-TRACE_KEYS = {"run", "steps", "tool_calls", "verdicts", "escalations", "audit"}
+TRACE_KEYS = {"run", "steps", "tool_calls", "verdicts", "escalations", "audit", "feedback"}
 WEATHER_QUESTION = "查上海和北京天气，对比并给穿衣建议。"
 
 

@@ -428,3 +428,15 @@ def test_failure_message_never_shows_a_traceback() -> None:
     assert [b["type"] for b in message.blocks] == ["section"]
     assert message.text == "⚠️ I couldn't answer this: the database is unavailable &lt;@U1&gt;."
     assert "Traceback" not in message.text
+
+
+def test_an_answer_as_posted_ends_with_the_feedback_buttons_after_its_status_line() -> None:
+    plain = answer_messages(make_result())
+    [posted] = answer_messages(make_result(), feedback=True)
+    [block] = [b for b in posted.blocks if b["type"] == "context_actions"]
+
+    assert posted.blocks[:-1] == plain[0].blocks and posted.blocks[-1] is block  # after the status line
+    [buttons] = block["elements"]
+    assert buttons["type"] == "feedback_buttons" and buttons["action_id"] == "parley_feedback"
+    assert buttons["positive_button"]["value"] == f"up:{RUN_ID}"
+    assert buttons["negative_button"]["value"] == f"down:{RUN_ID}"

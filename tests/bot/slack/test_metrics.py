@@ -19,7 +19,7 @@ from tests.fakes.slack_workspace import BOT_TOKEN
 
 SECRET = "sk-live-7f3a9c2e1b"
 QUESTION = f"My card is 4111 1111 1111 1111 and my key {SECRET}: what is 47 times 12? Ask U0SOMEONE too"
-LABELS = {"status", "reason", "tool", "code", "level", "purpose", "outcome", "kind", "le"}
+LABELS = {"status", "reason", "tool", "code", "level", "purpose", "outcome", "kind", "verdict", "le"}
 
 
 async def test_metrics_labels_are_closed_vocabularies_never_questions_users_arguments_or_secrets(
@@ -43,11 +43,13 @@ async def test_metrics_labels_are_closed_vocabularies_never_questions_users_argu
     assert response.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8"
     page = Scrape.parse(response.text)
     assert_counters_match_the_store(page, store)
-    for never in (SECRET, "4111", "47 times", "U0SOMEONE", ASKER, CHANNEL, SIGNING_SECRET, BOT_TOKEN, "leak_"):
+    # Numbers are checked with their spaces: a bare "4111" can occur in a sample's _created timestamp.
+    for never in (SECRET, "4111 1111", "47 times", "U0SOMEONE", ASKER, CHANNEL, SIGNING_SECRET, BOT_TOKEN, "leak_"):
         assert never not in response.text
     pairs = page.label_values()
     assert {name for name, _ in pairs} <= LABELS
     assert {value for name, value in pairs if name == "tool"} == {"calculator", "lookup", "other"}
+    assert {value for name, value in pairs if name == "verdict"} == {"up", "down"}
     codes = {value for name, value in pairs if name == "code"}
     assert codes == {"ok", "UNKNOWN_TOOL", "other"} and codes <= {"ok", "other", *ErrorCode}
     assert page.value("parley_tool_calls_total", tool="other", code="UNKNOWN_TOOL", level="L3") == 1
@@ -86,5 +88,11 @@ async def test_metrics_a_store_that_does_not_answer_shows_as_a_gauge_and_the_scr
     assert second.value("parley_store_up") == 0
     assert back.value("parley_store_up") == 1 and back.value("parley_escalations_pending") == 0
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert warnings == ["metrics: pending escalations not counted, the store is unavailable: no answer within 1 s"]
+    assert warnings == ["metrics: escalations and feedback not counted, the store is unavailable: no answer within 1 s"]
+    assert math.isnan(first.value("parley_feedback_verdicts", verdict="down"))  # unknown, never a made-up 0
+    assert (
+        back.value("parley_feedback_verdicts", verdict="up")
+        == back.value("parley_feedback_verdicts", verdict="down")
+        == 0
+    )
     assert "metrics: the store answers again" in caplog.messages

@@ -19,6 +19,7 @@ from agent import ErrorCode, RunResult
 from bot.settings import Settings
 from bot.slack.blocks import answer_messages, closing_blocks
 from bot.slack.chunks import markdown_of
+from bot.slack.feedback_blocks import feedback_block
 from bot.slack.marks import ENDED
 from bot.wording import InThread
 from tests.bot.slack.harness import EVERY_STATE, ByQuestion, Gated, calculation, running_bot, scripted
@@ -105,6 +106,7 @@ async def test_streamed_run_shows_status_and_tasks_then_only_the_checked_answer(
     # Stopped with the answer's closing blocks and the end-of-run mark the survivors read.
     closing = shown({"blocks": stop.params["blocks"]})
     assert "*Sources*" in closing and f"run `{run.id[:12]}`" in closing
+    assert stop.params["blocks"][-1] == feedback_block(run.id)  # 👍 / 👎 under a streamed answer too
     assert stop.params["metadata"]["event_type"] == ENDED
     assert stop.params["metadata"]["event_payload"]["run_id"] == run.id
 
@@ -274,8 +276,8 @@ async def test_streaming_off_uses_updates_even_where_slack_streams(db, streaming
 def test_both_media_close_an_answer_with_the_same_closing_blocks(result: RunResult) -> None:
     """The chat.update answer ends with `closing_blocks`; a stream is stopped with exactly those, and its text
     is the rest of the answer (what a streamed reply appends)."""
-    [message] = answer_messages(result)
-    closing = closing_blocks(result)
+    [message] = answer_messages(result, feedback=True)
+    closing = closing_blocks(result, feedback=True)
     assert message.closing == len(closing) and message.closing_part == closing
     assert message.blocks == [*message.body, *closing]
     text = markdown_of(message)

@@ -33,7 +33,8 @@ from tests.bot.store.recording import fetch
 
 NOW = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 STORE_TABLES = {table.name for table in Base.metadata.sorted_tables}
-TABLES_0004 = STORE_TABLES - {"run_owners"}  # the tables at revisions 0003 and 0004
+TABLES_0004 = STORE_TABLES - {"run_owners", "feedback"}  # the tables at revisions 0003 and 0004
+TABLES_0005 = STORE_TABLES - {"feedback"}
 TRIGGERS = {"postgresql": {"audit_events_append_only"}, "sqlite": {"audit_events_no_update", "audit_events_no_delete"}}
 
 
@@ -425,6 +426,40 @@ async def test_schema_0005_adds_run_ownership_and_keeps_the_runs_it_finds(
         await downgrade(db, "0004")
         assert "run_owners" not in await table_names(db)
         after = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0004}
+    finally:
+        await db.aclose()
+
+    assert after == before
+
+
+@pytest.mark.parametrize("backend", ["postgresql", "sqlite"])
+async def test_schema_0006_adds_feedback_one_verdict_per_person_per_run(
+    backend: str, make_pg_database: MakeDatabase, tmp_path: Path
+) -> None:
+    url = pg_url_of(await make_pg_database()) if backend == "postgresql" else f"sqlite:///{tmp_path / 'old.db'}"
+    verdict = (
+        'INSERT INTO feedback (run_id, "user", verdict, by_asker, created_at, updated_at) '
+        "VALUES ('run-1', 'U1', :verdict, true, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+    )
+    db = connect(url)
+    try:
+        await upgrade(db, "0005")
+        await seed(db)
+        before = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0005}
+
+        await upgrade(db, "0006")
+        async with db.engine.begin() as conn:
+            await conn.execute(text(verdict), {"verdict": "up"})
+        with pytest.raises(IntegrityError, match=r"uq_feedback_run_user|UNIQUE"):  # a change, never a second row
+            async with db.engine.begin() as conn:
+                await conn.execute(text(verdict), {"verdict": "down"})
+        with pytest.raises(IntegrityError, match="ck_feedback_verdict"):
+            async with db.engine.begin() as conn:
+                await conn.execute(text(verdict.replace("'U1'", "'U2'")), {"verdict": "meh"})
+
+        await downgrade(db, "0005")
+        assert "feedback" not in await table_names(db)
+        after = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0005}
     finally:
         await db.aclose()
 

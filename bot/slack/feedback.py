@@ -1,0 +1,182 @@
+"""FeedbackDesk: the 👍 / 👎 under an answer, clicked; the "what was wrong?" form a 👎 opens, submitted.
+
+Only the verdict and the run id travel in a button's value; the run is read from the store. A value that does
+not read, a run that does not exist or has not ended, and a database that cannot be reached are each told to
+the clicker privately, and nothing is recorded for them. With `review.escalate_on_feedback`, a 👎 sends the run
+to the reviewer channel (once per run, whoever clicks), and the note that follows is added to what the
+reviewers read.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.web.async_client import AsyncWebClient
+
+from agent import exception_line
+from bot.runs import RunService
+from bot.slack.feedback_blocks import (
+    COMMENT_BLOCK,
+    COMMENT_INPUT,
+    COMMENT_MODAL,
+    FEEDBACK,
+    RUN_ID_CHARS,
+    comment_modal,
+    read_value,
+)
+from bot.slack.gateway import SlackFailure, slack_call
+from bot.slack.review import ReviewBoard
+from bot.store import Database, StoreUnavailable
+from bot.store.feedback import (
+    FeedbackRefused,
+    Recorded,
+    comment_on,
+    note_on_feedback_escalation,
+    record_feedback,
+)
+from bot.store.vocabulary import FeedbackVerdict
+from bot.wording import InFeedback
+
+log = logging.getLogger(__name__)
+
+
+def escalation_note(user: str, by_asker: bool, comment: str | None = None) -> str:
+    """What the reviewers read about a run a 👎 sent them (escaped where it is shown)."""
+    whose = InFeedback.THE_ASKER if by_asker else InFeedback.NOT_THE_ASKER
+    note = InFeedback.ESCALATED.format(person=user, whose=whose)
+    return note + (InFeedback.ESCALATED_COMMENT.format(comment=comment) if comment else "")
+
+
+class FeedbackDesk:
+    """Takes the clicks on feedback buttons and the "what was wrong?" forms."""
+
+    def __init__(
+        self,
+        app: AsyncApp,
+        db: Database,
+        runs: RunService,
+        board: ReviewBoard,
+        client: AsyncWebClient,
+        *,
+        escalate: bool = False,
+    ) -> None:
+        self._db = db
+        self._runs = runs
+        self._board = board
+        self._client = client
+        self._escalate = escalate
+        app.action(FEEDBACK)(self._on_click)
+        app.view(COMMENT_MODAL)(self._on_comment)
+
+    async def _on_click(self, ack: Any, body: dict[str, Any]) -> None:
+        await ack()
+        user = _clicker(body)
+        actions = body.get("actions") or [{}]
+        click = read_value(actions[0].get("value"))
+        if click is None or not user:
+            log.warning("refused a feedback click by %r whose value does not read: %.80r", user, actions[0])
+            await self._ephemeral(body, InFeedback.UNKNOWN_RUN)
+            return
+        run = click.run_id
+
+        def note(by_asker: bool) -> str:
+            return escalation_note(user, by_asker)
+
+        try:
+            recorded = await record_feedback(
+                self._db, run, user, click.verdict, escalation=note if self._escalate else None
+            )
+        except FeedbackRefused as exc:
+            log.info("refused a feedback click by %s: %s", user, exc)
+            shown = InFeedback.UNKNOWN_RUN if exc.why == "unknown_run" else InFeedback.UNFINISHED
+            await self._ephemeral(body, shown.format(run=run[:12]))
+            return
+        except StoreUnavailable as exc:
+            log.error("feedback by %s on run %s not recorded, the store is unavailable: %s", user, run, _why(exc))
+            await self._ephemeral(body, InFeedback.NOT_RECORDED)
+            return
+        if recorded.escalated:
+            await self._runs.show_escalation(run)
+        if recorded.verdict is FeedbackVerdict.DOWN and await self._open(body, comment_modal(run)):
+            return  # the form is the acknowledgement
+        await self._ephemeral(body, _thanks(recorded))
+
+    async def _on_comment(self, ack: Any, body: dict[str, Any], view: dict[str, Any]) -> None:
+        user = _clicker(body)
+        run = str(view.get("private_metadata") or "")
+        comment = _value(view).strip()
+        if not comment:
+            await ack()  # the note is optional: the 👎 stands without one
+            return
+        if not run or len(run) > RUN_ID_CHARS:
+            log.warning("refused a feedback note by %s naming no run: %.80r", user, run)
+            await ack(response_action="errors", errors={COMMENT_BLOCK: InFeedback.UNKNOWN_RUN})
+            return
+        try:
+            kept = await comment_on(self._db, run, user, comment)
+        except StoreUnavailable as exc:
+            log.error("feedback note by %s on run %s not kept, the store is unavailable: %s", user, run, _why(exc))
+            # Shown in the form, which stays open with the text in it: nothing typed is lost.
+            await ack(response_action="errors", errors={COMMENT_BLOCK: InFeedback.COMMENT_NOT_RECORDED})
+            return
+        if not kept:
+            await ack(response_action="errors", errors={COMMENT_BLOCK: InFeedback.COMMENT_NO_DOWN})
+            return
+        await ack()
+        if self._escalate:
+            await self._renote(run, user, comment)
+
+    async def _renote(self, run_id: str, user: str, comment: str) -> None:
+        """The pending feedback escalation's message, with the note; the reviewer message shows it (if posted)."""
+        try:
+            esc, run = await self._runs.escalation_of(run_id)
+            if run is None:
+                return
+            note = escalation_note(user, run.asker == user, comment)
+            if not await note_on_feedback_escalation(self._db, run_id, note):
+                return
+            esc, run = await self._runs.escalation_of(run_id)
+        except StoreUnavailable as exc:
+            log.warning("the reviewers' note on run %s was not updated: %s", run_id, _why(exc))
+            return
+        if esc is not None and run is not None:
+            await self._board.show_pending(esc, run)
+
+    async def _open(self, body: dict[str, Any], view: dict[str, Any]) -> bool:
+        try:
+            await slack_call(self._client.views_open(trigger_id=body["trigger_id"], view=view))
+        except (SlackFailure, KeyError) as exc:
+            log.warning("could not open the feedback form: %s", exc)
+            return False
+        return True
+
+    async def _ephemeral(self, body: dict[str, Any], text: str) -> None:
+        channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
+        if not channel:
+            return
+        try:
+            await slack_call(self._client.chat_postEphemeral(channel=channel, user=_clicker(body), text=text))
+        except SlackFailure as exc:
+            log.warning("could not answer %s privately: %s", _clicker(body), exc)
+
+
+def _thanks(recorded: Recorded) -> str:
+    run = recorded.run_id[:12]
+    if recorded.previous is not None and recorded.previous is not recorded.verdict:
+        return InFeedback.CHANGED.format(run=run, verdict="👍" if recorded.verdict is FeedbackVerdict.UP else "👎")
+    return (InFeedback.THANKS_UP if recorded.verdict is FeedbackVerdict.UP else InFeedback.THANKS_DOWN).format(run=run)
+
+
+def _clicker(body: dict[str, Any]) -> str:
+    return str((body.get("user") or {}).get("id") or "")
+
+
+def _value(view: dict[str, Any]) -> str:
+    values = ((view.get("state") or {}).get("values") or {}).get(COMMENT_BLOCK) or {}
+    return str((values.get(COMMENT_INPUT) or {}).get("value") or "")
+
+
+def _why(exc: BaseException) -> str:
+    return exception_line(exc)
