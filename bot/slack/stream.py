@@ -197,7 +197,16 @@ class StreamReply:
         except SlackFailure as exc:
             if unsupported(exc.error):
                 self._media.stream_refused(self._workspace, str(exc.error))
-            log.warning("stopping the stream %s in %s failed: %s", self.ts, self.channel, exc)
+            log.warning(
+                "stopping the stream %s in %s failed (%s): its closing part follows as a post",
+                self.ts,
+                self.channel,
+                exc,
+            )
+            # The answer's text is in the stream already; its sources, status line, buttons and the end-of-run
+            # mark (what a survivor reads back) must still reach the thread.
+            closing = SlackMessage(text=message.text, blocks=message.closing_part, metadata=message.metadata)
+            await ThreadReply(self._client, self.channel, self.thread_ts).post(closing)
 
     def _fall_back(self, exc: SlackFailure, doing: str) -> ThreadReply:
         """This run goes on as an updated message (and, refused for good, the workspace's later runs too)."""

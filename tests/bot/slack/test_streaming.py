@@ -321,6 +321,26 @@ async def test_a_refused_append_moves_the_run_to_an_updated_message_and_the_work
     assert len([r for r in caplog.records if REFUSED_LOG in r.getMessage()]) == 1
 
 
+async def test_a_refused_stop_still_brings_the_sources_buttons_and_end_mark_to_the_thread(db, llm_server, caplog):
+    caplog.set_level(logging.WARNING)
+    llm_server.respond_with(calculation("47 * 12", "564"))
+    with FakeSlackApi(streaming=True, refuse={"chat.stopStream": "internal_error"}) as slack:
+        async with running_bot(db, slack, llm_server.base_url, update_interval_s=EVERY_STATE) as bot:
+            body = app_mention(QUESTION)
+            assert (await bot.post(body)).status_code == 200
+            thread = body["event"]["ts"]
+            [streamed, closing] = await slack.wait_for_async(
+                lambda: len(found := slack.messages_in(CHANNEL, thread)) == 2 and found, what="the closing post"
+            )
+
+    [run] = await runs(db)
+    assert "564" in streamed["text"]  # the checked answer was appended before the stop was refused
+    assert " · run `" in shown(closing) and "*Sources*" in shown(closing)
+    assert closing["blocks"][-1] == feedback_block(run.id)
+    assert closing["metadata"]["event_type"] == ENDED and closing["metadata"]["event_payload"]["run_id"] == run.id
+    assert any("its closing part follows as a post" in r.getMessage() for r in caplog.records)
+
+
 def test_manifest_asks_for_the_scope_the_thread_status_needs():
     manifest = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
     assert {"assistant:write", "chat:write"} <= set(manifest["oauth_config"]["scopes"]["bot"])
