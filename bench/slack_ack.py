@@ -27,6 +27,7 @@ CPU is reported for the bot, this process (clients and fakes) and the whole mach
     .venv/bin/python bench/slack_ack.py --workers 64                 # PARLEY_WORKERS (default 4, as shipped)
     .venv/bin/python bench/slack_ack.py --clients 10 --rounds 2 --conversations 20   # a quick try
     .venv/bin/python bench/slack_ack.py --workers 64 --gc watch      # diagnosis: the bot's long GC passes
+    .venv/bin/python bench/slack_ack.py --streaming                  # Slack streams: replies are streams
 
 Target (issue): p99 of the HTTP acknowledgement under 100 ms with 50 concurrent clients.
 """
@@ -107,13 +108,13 @@ class Threads:
         for call in calls[self._seen :]:
             if not call.ok:
                 continue
-            if call.method == "chat.postMessage":
+            if call.method in ("chat.postMessage", "chat.startStream"):  # the placeholder, or the stream
                 thread = call.params.get("thread_ts")
                 if not thread:
                     continue
                 self._thread_of[call.response["ts"]] = thread
                 self.first_post.setdefault(thread, call.received_at)
-            elif call.method == "chat.update":
+            elif call.method in ("chat.update", "chat.stopStream"):
                 thread = self._thread_of.get(call.params.get("ts", ""))
                 if thread is None:
                     continue
@@ -439,7 +440,7 @@ def measure(args: argparse.Namespace) -> Report:
     process: subprocess.Popen | None = None
     with (
         tempfile.TemporaryDirectory(prefix="parley-bench-") as directory,
-        FakeSlackApi() as slack,
+        FakeSlackApi(streaming=args.streaming) as slack,
         FakeLLMServer() as llm,
     ):
         llm.respond_with(script)
@@ -761,6 +762,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--gc-freeze-after", type=float, default=2.0, help="s after the bot starts for --gc freeze (default 2)"
+    )
+    parser.add_argument(
+        "--streaming",
+        action="store_true",
+        help="the fake Slack streams (chat.startStream …): runs reply as streams, as where Slack allows it",
     )
     parser.add_argument("--log", type=Path, help="copy parley serve's log here at the end")
     parser.add_argument("--samples", type=Path, help="write every part-1 sample (JSON) here, for diagnosis")
