@@ -213,6 +213,14 @@ class InReview:
         EscalationStatus.RETRIED: "🔁 Run again by {who} at {at}",
     }
     NOTIFICATION = "Review needed: {question}"
+    REMINDER = "⏰ Still waiting for a decision ({age}). Approve or reject above."
+    STOPPED = "Parley stopped before it finished this question."  # a run ended without an answer of its own
+    GONE = "This escalation no longer exists."
+    ALREADY_DECIDED = "Already decided: {line}"
+    SOMEONE_DECIDED = "someone else decided"
+    FORM_NOT_OPENED = "Slack did not open the form in time; please click again."
+    ANSWER_REQUIRED = "Write the answer the asker will see."
+    REASON_REQUIRED = "A reason is required: the asker will read it."
     QUESTION = "*Question* from {asker}"
     WHY = "*Why*\n{why} (`{reason}`, {level})"
     DONE = "*Done*"

@@ -26,7 +26,7 @@ from bot.slack.feedback_blocks import (
     comment_modal,
     read_value,
 )
-from bot.slack.gateway import SlackFailure, slack_call
+from bot.slack.interactions import Interaction, answer_privately, open_form, read_interaction
 from bot.slack.review import ReviewBoard
 from bot.store import Database, StoreUnavailable
 from bot.store.feedback import (
@@ -72,12 +72,12 @@ class FeedbackDesk:
 
     async def _on_click(self, ack: Any, body: dict[str, Any]) -> None:
         await ack()
-        user = _clicker(body)
-        actions = body.get("actions") or [{}]
-        click = read_value(actions[0].get("value"))
+        clicked = read_interaction(body)
+        user = clicked.clicker
+        click = read_value(clicked.value)
         if click is None or not user:
-            log.warning("refused a feedback click by %r whose value does not read: %.80r", user, actions[0])
-            await self._ephemeral(body, InFeedback.UNKNOWN_RUN)
+            log.warning("refused a feedback click by %r whose value does not read: %.80r", user, clicked.value)
+            await self._tell(clicked, InFeedback.UNKNOWN_RUN)
             return
         run = click.run_id
 
@@ -91,22 +91,24 @@ class FeedbackDesk:
         except FeedbackRefused as exc:
             log.info("refused a feedback click by %s: %s", user, exc)
             shown = InFeedback.UNKNOWN_RUN if exc.why == "unknown_run" else InFeedback.UNFINISHED
-            await self._ephemeral(body, shown.format(run=run[:12]))
+            await self._tell(clicked, shown.format(run=run[:12]))
             return
         except StoreUnavailable as exc:
             log.error("feedback by %s on run %s not recorded, the store is unavailable: %s", user, run, _why(exc))
-            await self._ephemeral(body, InFeedback.NOT_RECORDED)
+            await self._tell(clicked, InFeedback.NOT_RECORDED)
             return
         if recorded.escalated:
             await self._runs.show_escalation(run)
-        if recorded.verdict is FeedbackVerdict.DOWN and await self._open(body, comment_modal(run)):
+        if recorded.verdict is FeedbackVerdict.DOWN and await open_form(
+            self._client, clicked, comment_modal(run), "the feedback form"
+        ):
             return  # the form is the acknowledgement
-        await self._ephemeral(body, _thanks(recorded))
+        await self._tell(clicked, _thanks(recorded))
 
-    async def _on_comment(self, ack: Any, body: dict[str, Any], view: dict[str, Any]) -> None:
-        user = _clicker(body)
-        run = str(view.get("private_metadata") or "")
-        comment = _value(view).strip()
+    async def _on_comment(self, ack: Any, body: dict[str, Any]) -> None:
+        submitted = read_interaction(body)
+        user, run = submitted.clicker, submitted.about
+        comment = submitted.typed(COMMENT_BLOCK, COMMENT_INPUT).strip()
         if not comment:
             await ack()  # the note is optional: the 👎 stands without one
             return
@@ -144,22 +146,8 @@ class FeedbackDesk:
         if esc is not None and run is not None:
             await self._board.show_pending(esc, run)
 
-    async def _open(self, body: dict[str, Any], view: dict[str, Any]) -> bool:
-        try:
-            await slack_call(self._client.views_open(trigger_id=body["trigger_id"], view=view))
-        except (SlackFailure, KeyError) as exc:
-            log.warning("could not open the feedback form: %s", exc)
-            return False
-        return True
-
-    async def _ephemeral(self, body: dict[str, Any], text: str) -> None:
-        channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
-        if not channel:
-            return
-        try:
-            await slack_call(self._client.chat_postEphemeral(channel=channel, user=_clicker(body), text=text))
-        except SlackFailure as exc:
-            log.warning("could not answer %s privately: %s", _clicker(body), exc)
+    async def _tell(self, clicked: Interaction, text: str) -> None:
+        await answer_privately(self._client, clicked, text)
 
 
 def _thanks(recorded: Recorded) -> str:
@@ -167,15 +155,6 @@ def _thanks(recorded: Recorded) -> str:
     if recorded.previous is not None and recorded.previous is not recorded.verdict:
         return InFeedback.CHANGED.format(run=run, verdict="👍" if recorded.verdict is FeedbackVerdict.UP else "👎")
     return (InFeedback.THANKS_UP if recorded.verdict is FeedbackVerdict.UP else InFeedback.THANKS_DOWN).format(run=run)
-
-
-def _clicker(body: dict[str, Any]) -> str:
-    return str((body.get("user") or {}).get("id") or "")
-
-
-def _value(view: dict[str, Any]) -> str:
-    values = ((view.get("state") or {}).get("values") or {}).get(COMMENT_BLOCK) or {}
-    return str((values.get(COMMENT_INPUT) or {}).get("value") or "")
 
 
 def _why(exc: BaseException) -> str:

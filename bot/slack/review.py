@@ -25,6 +25,7 @@ from bot.review.service import (
 from bot.runs import RunService
 from bot.slack.blocks import SlackMessage, answer_messages
 from bot.slack.gateway import SlackFailure, slack_call
+from bot.slack.interactions import Interaction, answer_privately, open_form, read_interaction
 from bot.slack.marks import mark_ended, shown_end
 from bot.slack.review_blocks import (
     ANSWER_BLOCK,
@@ -55,6 +56,7 @@ from bot.store.feedback import from_feedback
 from bot.store.models import EscalationRecord, Run
 from bot.store.owners import ShownEnd
 from bot.store.stored_run import escalated_run
+from bot.wording import InReview
 
 log = logging.getLogger(__name__)
 
@@ -192,7 +194,7 @@ class ReviewBoard:
             self._client.chat_postMessage(
                 channel=escalation.review_channel,
                 thread_ts=escalation.review_ts,
-                text=f"⏰ Still waiting for a decision ({age(escalation.created_at)}). Approve or reject above.",
+                text=InReview.REMINDER.format(age=age(escalation.created_at)),
             )
         )
 
@@ -200,7 +202,7 @@ class ReviewBoard:
         """The run's notice replaces its placeholder (a new message when it has none), marked as its end."""
         if not run.channel_id or not run.thread_ts:
             return
-        stopped = run.answer or "Parley stopped before it finished this question."
+        stopped = run.answer or InReview.STOPPED
         reason = run.termination_reason or TerminationReason.CANCELLED
         [message] = mark_ended([notice(stopped, run.id, f"⚠️ {run.status} · {reason}")], run.id, run.status, reason)
         what = f"tell the thread of run {run.id} that it was ended"
@@ -260,19 +262,19 @@ class ReviewDesk:
             return
         esc, run = found
         if esc.kind == EscalationKind.HELD_ACTION:
-            actor = actor_of(_clicker(body))
+            actor = actor_of(read_interaction(body).clicker)
             decided = await self._runs.decide(run.id, Decision.APPROVED, actor=actor)
             if await self._won(decided, body):
                 # A new message below (the asker is notified), which becomes the resumed run's answer.
                 self._queue.submit(run.id, ask_of(run, esc), resume_by=actor)
             return
-        await self._open(body, answer_modal(run.id, esc.draft_answer or run.answer or ""))
+        await self._open(read_interaction(body), answer_modal(run.id, esc.draft_answer or run.answer or ""))
 
     async def _on_reject(self, ack: Any, body: dict[str, Any]) -> None:
         await ack()
         found = await self._allowed(body, "reject")
         if found is not None:
-            await self._open(body, reason_modal(found[1].id))
+            await self._open(read_interaction(body), reason_modal(found[1].id))
 
     async def _on_retry(self, ack: Any, body: dict[str, Any]) -> None:
         await ack()
@@ -280,64 +282,67 @@ class ReviewDesk:
         if found is None:
             return
         esc, run = found
-        retried = await self._runs.retry(run.id, actor=actor_of(_clicker(body)))
+        retried = await self._runs.retry(run.id, actor=actor_of(read_interaction(body).clicker))
         if await self._won(retried.settled, body) and retried.retry_id is not None:
             self._queue.submit(retried.retry_id, ask_of(run, esc))
 
     async def _allowed(self, body: dict[str, Any], attempted: str) -> tuple[EscalationRecord, Run] | None:
         """The escalation and run a click is about, if the clicker may decide and it is still pending."""
-        user, run_id = _clicker(body), _run_id(body)
+        clicked = read_interaction(body)
+        user, run_id = clicked.clicker, clicked.value
         esc, run = await self._runs.escalation_of(run_id)
         if esc is None or run is None:
-            await self._ephemeral(body, "This escalation no longer exists.")
+            await answer_privately(self._client, clicked, InReview.GONE)
             return None
         refusal = await self._reviewers.refusal(user, run.asker)
         if refusal is not None:
             await self._runs.note_refusal(run.id, actor_of(user), attempted, refusal)
-            await self._ephemeral(body, refusal)
+            await answer_privately(self._client, clicked, refusal)
             return None
         if esc.status != EscalationStatus.PENDING:
-            await self._ephemeral(body, f"Already decided: {decision_line(esc)}")
+            await answer_privately(self._client, clicked, InReview.ALREADY_DECIDED.format(line=decision_line(esc)))
             return None
         return esc, run
 
     async def _won(self, decided: Settled, body: dict[str, Any]) -> bool:
         """True when this decision won; a latecomer is told privately who decided."""
         if not decided.won and decided.escalation is not None:
-            await self._ephemeral(body, f"Already decided: {decision_line(decided.escalation)}")
+            line = decision_line(decided.escalation)
+            await answer_privately(self._client, read_interaction(body), InReview.ALREADY_DECIDED.format(line=line))
         return decided.won
 
     # --- modals --------------------------------------------------------------------------------------------
 
-    async def _on_approve_submitted(self, ack: Any, body: dict[str, Any], view: dict[str, Any]) -> None:
-        answer = _value(view, ANSWER_BLOCK, ANSWER_INPUT)
+    async def _on_approve_submitted(self, ack: Any, body: dict[str, Any]) -> None:
+        submitted = read_interaction(body)
+        answer = submitted.typed(ANSWER_BLOCK, ANSWER_INPUT)
         if not answer.strip():
-            await ack(response_action="errors", errors={ANSWER_BLOCK: "Write the answer the asker will see."})
+            await ack(response_action="errors", errors={ANSWER_BLOCK: InReview.ANSWER_REQUIRED})
             return
-        await self._submitted(ack, body, view, Decision.APPROVED, ANSWER_BLOCK, final_answer=answer.strip())
+        await self._submitted(ack, submitted, Decision.APPROVED, ANSWER_BLOCK, final_answer=answer.strip())
 
-    async def _on_reject_submitted(self, ack: Any, body: dict[str, Any], view: dict[str, Any]) -> None:
-        reason = _value(view, REASON_BLOCK, REASON_INPUT)
+    async def _on_reject_submitted(self, ack: Any, body: dict[str, Any]) -> None:
+        submitted = read_interaction(body)
+        reason = submitted.typed(REASON_BLOCK, REASON_INPUT)
         if not reason.strip():
-            await ack(response_action="errors", errors={REASON_BLOCK: "A reason is required: the asker will read it."})
+            await ack(response_action="errors", errors={REASON_BLOCK: InReview.REASON_REQUIRED})
             return
-        await self._submitted(ack, body, view, Decision.REJECTED, REASON_BLOCK, reason=reason.strip())
+        await self._submitted(ack, submitted, Decision.REJECTED, REASON_BLOCK, reason=reason.strip())
 
     async def _submitted(
         self,
         ack: Any,
-        body: dict[str, Any],
-        view: dict[str, Any],
+        submitted: Interaction,
         decision: Decision,
         block: str,
         *,
         reason: str | None = None,
         final_answer: str | None = None,
     ) -> None:
-        user, run_id = body["user"]["id"], view.get("private_metadata", "")
+        user, run_id = submitted.clicker, submitted.about
         esc, run = await self._runs.escalation_of(run_id)
         if esc is None or run is None:
-            await ack(response_action="errors", errors={block: "This escalation no longer exists."})
+            await ack(response_action="errors", errors={block: InReview.GONE})
             return
         refusal = await self._reviewers.refusal(user, run.asker)  # checked again: rights can change meanwhile
         if refusal is not None:
@@ -348,38 +353,12 @@ class ReviewDesk:
             run.id, decision, actor=actor_of(user), reason=reason, answer=final_answer, announce=False
         )
         if not decided.won:
-            line = decision_line(decided.escalation) if decided.escalation else "someone else decided"
-            await ack(response_action="errors", errors={block: f"Already decided: {line}"})
+            line = decision_line(decided.escalation) if decided.escalation else InReview.SOMEONE_DECIDED
+            await ack(response_action="errors", errors={block: InReview.ALREADY_DECIDED.format(line=line)})
             return
         await ack()  # Slack's 3 seconds: the announcement comes after
         await self._runs.announce(decided)
 
-    async def _open(self, body: dict[str, Any], view: dict[str, Any]) -> None:
-        try:
-            await slack_call(self._client.views_open(trigger_id=body["trigger_id"], view=view))
-        except SlackFailure as exc:
-            log.warning("could not open the review modal: %s", exc)
-            await self._ephemeral(body, "Slack did not open the form in time; please click again.")
-
-    async def _ephemeral(self, body: dict[str, Any], text: str) -> None:
-        channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
-        if not channel:
-            return
-        try:
-            await slack_call(self._client.chat_postEphemeral(channel=channel, user=_clicker(body), text=text))
-        except SlackFailure as exc:
-            log.warning("could not answer %s privately: %s", _clicker(body), exc)
-
-
-def _clicker(body: dict[str, Any]) -> str:
-    return str((body.get("user") or {}).get("id") or "")
-
-
-def _run_id(body: dict[str, Any]) -> str:
-    actions = body.get("actions") or [{}]
-    return str(actions[0].get("value") or "")
-
-
-def _value(view: dict[str, Any], block: str, action: str) -> str:
-    values = ((view.get("state") or {}).get("values") or {}).get(block) or {}
-    return str((values.get(action) or {}).get("value") or "")
+    async def _open(self, clicked: Interaction, view: dict[str, Any]) -> None:
+        if not await open_form(self._client, clicked, view, "the review form"):
+            await answer_privately(self._client, clicked, InReview.FORM_NOT_OPENED)
