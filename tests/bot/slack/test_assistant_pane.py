@@ -14,7 +14,7 @@ from bot.suggested_prompts import AssistantConfig, SuggestedPrompt
 from tests.bot.slack.harness import ByQuestion, calculation, running_bot
 from tests.bot.slack.seen import STATUS_MARK, answer_in, runs, shown
 from tests.bot.slack.test_conversations import decisions_about
-from tests.bot.slack.test_serve_process import PARLEY, environment, wait_until_healthy
+from tests.bot.slack.test_serve_process import PARLEY, serve_environment, wait_until_healthy
 from tests.fakes.slack_events import (
     DM_CHANNEL,
     SIGNING_SECRET,
@@ -24,7 +24,7 @@ from tests.fakes.slack_events import (
     event_callback,
     post_event,
 )
-from tests.fakes.slack_workspace import BOT_TOKEN, next_ts
+from tests.fakes.slack_workspace import next_ts
 from tests.serving import free_port, server_process, terminate
 
 QUESTION = "What is 47 times 12, and please show me how you worked it out step by step?"
@@ -229,16 +229,7 @@ def test_parley_serve_offers_the_prompts_of_its_yaml_and_answers_in_the_pane(
         f"  prompts: [{{title: Six sevens, message: '{SENTINEL}'}}]\n",
         encoding="utf-8",
     )
-    env = environment(
-        tmp_path,
-        SLACK_BOT_TOKEN=BOT_TOKEN,
-        SLACK_SIGNING_SECRET=SIGNING_SECRET,
-        PARLEY_SLACK_API_URL=slack_api.base_url,
-        PARLEY_DATABASE_URL=serve_db,
-        PARLEY_LLM_BASE_URL=llm_server.base_url,
-        PARLEY_LLM_MODEL="test-model",
-        PARLEY_WORKERS="1",
-    )
+    env = serve_environment(tmp_path, serve_db, slack_api, llm_server, workers=1)
     port = free_port()
     stdout, stderr = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
     command = [str(PARLEY), "serve", "--port", str(port), "--host", "127.0.0.1", "--config", str(config)]

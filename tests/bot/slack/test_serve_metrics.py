@@ -15,12 +15,11 @@ import httpx
 from bot.store import connect
 from tests.bot.slack.harness import calculation, scripted
 from tests.bot.slack.scrape import Scrape, StoreCounts, assert_counters_match_the_store, store_counts
-from tests.bot.slack.test_serve_process import PARLEY, STOP_S, environment, wait_until_healthy
+from tests.bot.slack.test_serve_process import PARLEY, STOP_S, serve_environment, wait_until_healthy
 from tests.fakes.http_api import ApiReply, FakeHttpApi
 from tests.fakes.llm_server import FakeLLMServer, FakeReply
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.slack_events import SIGNING_SECRET, app_mention, post_event
-from tests.fakes.slack_workspace import BOT_TOKEN
 from tests.serving import free_port, server_process, terminate
 
 RUNS_S = 40
@@ -109,16 +108,7 @@ def test_serve_metrics_after_a_few_runs_match_the_store(
     port = free_port()
     config = tmp_path / "parley.yaml"
     config.write_text(CONFIG.format(api=http_api.base_url), encoding="utf-8")
-    env = environment(
-        tmp_path,
-        SLACK_BOT_TOKEN=BOT_TOKEN,
-        SLACK_SIGNING_SECRET=SIGNING_SECRET,
-        PARLEY_SLACK_API_URL=slack_api.base_url,
-        PARLEY_DATABASE_URL=serve_db,
-        PARLEY_LLM_BASE_URL=llm_server.base_url,
-        PARLEY_LLM_MODEL="test-model",
-        PARLEY_WORKERS="2",
-    )
+    env = serve_environment(tmp_path, serve_db, slack_api, llm_server, workers=2)
     stderr = tmp_path / "stderr.txt"
     command = [str(PARLEY), "serve", "--port", str(port), "--host", "127.0.0.1", "--config", str(config)]
     metrics_url = f"http://127.0.0.1:{port}/metrics"

@@ -57,6 +57,23 @@ def environment(home: Path, **settings: str) -> dict[str, str]:
     }
 
 
+def serve_environment(
+    home: Path, database: str, slack: FakeSlackApi, llm: FakeLLMServer, *, workers: int = 2, **settings: str
+) -> dict[str, str]:
+    """The environment of a `parley serve` answering the fake Slack with the fake LLM, on `database`."""
+    return environment(
+        home,
+        SLACK_BOT_TOKEN=BOT_TOKEN,
+        SLACK_SIGNING_SECRET=SIGNING_SECRET,
+        PARLEY_SLACK_API_URL=slack.base_url,
+        PARLEY_DATABASE_URL=database,
+        PARLEY_LLM_BASE_URL=llm.base_url,
+        PARLEY_LLM_MODEL="test-model",
+        PARLEY_WORKERS=str(workers),
+        **settings,
+    )
+
+
 def parley(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(PARLEY), *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False
@@ -121,16 +138,7 @@ def test_serve_answers_health_and_a_signed_mention_then_stops_cleanly_on_sigterm
     port = free_port()
     config = tmp_path / "parley.yaml"
     config.write_text(CONFIG, encoding="utf-8")
-    env = environment(
-        tmp_path,
-        SLACK_BOT_TOKEN=BOT_TOKEN,
-        SLACK_SIGNING_SECRET=SIGNING_SECRET,
-        PARLEY_SLACK_API_URL=slack_api.base_url,
-        PARLEY_DATABASE_URL=serve_db,
-        PARLEY_LLM_BASE_URL=llm_server.base_url,
-        PARLEY_LLM_MODEL="test-model",
-        PARLEY_WORKERS="2",
-    )
+    env = serve_environment(tmp_path, serve_db, slack_api, llm_server, workers=2)
     stdout, stderr = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
     command = [str(PARLEY), "serve", "--port", str(port), "--host", "127.0.0.1", "--config", str(config)]
     with server_process(command, env=env, cwd=tmp_path, stderr=stderr, stdout=stdout) as server:

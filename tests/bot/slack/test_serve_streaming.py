@@ -16,11 +16,17 @@ from pathlib import Path
 
 from tests.bot.slack.harness import ByQuestion, calculation
 from tests.bot.slack.seen import STATUS_MARK, shown
-from tests.bot.slack.test_serve_process import PARLEY, STOP_S, environment, parley, wait_until_healthy
+from tests.bot.slack.test_serve_process import (
+    PARLEY,
+    STOP_S,
+    environment,
+    parley,
+    serve_environment,
+    wait_until_healthy,
+)
 from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.slack_api import FakeSlackApi, SlackCall
 from tests.fakes.slack_events import CHANNEL, SIGNING_SECRET, app_mention, feedback_click, post_event, view_submission
-from tests.fakes.slack_workspace import BOT_TOKEN
 from tests.serving import free_port, server_process, terminate
 
 QUESTION = "What is 47 times 12?"
@@ -44,16 +50,7 @@ def served(tmp_path: Path, database: str, slack: FakeSlackApi, llm: FakeLLMServe
     """`parley serve` on a free port (its events URL, its stderr file); SIGTERM on the way out."""
     config = tmp_path / "parley.yaml"
     config.write_text(CONFIG, encoding="utf-8")
-    env = environment(
-        tmp_path,
-        SLACK_BOT_TOKEN=BOT_TOKEN,
-        SLACK_SIGNING_SECRET=SIGNING_SECRET,
-        PARLEY_SLACK_API_URL=slack.base_url,
-        PARLEY_DATABASE_URL=database,
-        PARLEY_LLM_BASE_URL=llm.base_url,
-        PARLEY_LLM_MODEL="test-model",
-        PARLEY_WORKERS="1",
-    )
+    env = serve_environment(tmp_path, database, slack, llm, workers=1)
     port = free_port()
     stdout, stderr = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
     command = [str(PARLEY), "serve", "--port", str(port), "--host", "127.0.0.1", "--config", str(config)]
