@@ -31,6 +31,7 @@ from bot.slack.assistant_pane import register_assistant_pane
 from bot.slack.commands import register_commands
 from bot.slack.events import Candidate, Ignored, read
 from bot.slack.feedback import FeedbackDesk
+from bot.slack.gateway import KeptConnections
 from bot.slack.home import register_home
 from bot.slack.review import ReviewBoard, ReviewDesk
 from bot.slack.reviewers import Reviewers
@@ -129,6 +130,7 @@ class SlackBot:
         self._llm_url = llm_url
         self._handler = AsyncSlackRequestHandler(app, path=EVENTS_PATH)
         self._background: set[asyncio.Task[None]] = set()
+        self._connections: KeptConnections | None = None
         # Middleware: questions in Slack's assistant pane are taken there, before any listener below.
         self.assistant_pane = register_assistant_pane(app, prompts or prompt_set(AssistantConfig(), []), db, self.take)
         app.event("app_mention")(self._on_message)
@@ -142,6 +144,7 @@ class SlackBot:
     async def start(self) -> None:
         """The hold on runs, workers, reviewer group, timed jobs, recovery; then start-up's objects are frozen
         for the collector."""
+        self._connections = KeptConnections(self.client)  # on the running loop: aiohttp wants one
         await self._runs.owner.start()
         self.queue.start()
         self._in_background(self.reviewers.warm())
@@ -162,6 +165,8 @@ class SlackBot:
             await self.jobs.shutdown()
         await self.queue.stop()
         await self._runs.owner.stop()
+        if self._connections is not None:
+            await self._connections.close()
 
     async def _on_message(self, body: dict[str, Any], context: Any) -> None:
         """The listener: decide, record, hand over. Nothing slow happens here (Slack's 3-second rule)."""

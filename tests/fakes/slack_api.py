@@ -52,6 +52,7 @@ class SlackCall:
     status: int
     response: dict[str, Any]
     received_at: float = field(default_factory=time.monotonic)
+    peer: tuple[str, int] = ("", 0)  # the client's address: one per TCP connection
 
     @property
     def ok(self) -> bool:
@@ -258,7 +259,12 @@ class FakeSlackApi:
         self._httpd.serve_forever(poll_interval=_POLL_INTERVAL_S)
 
     def _handle(
-        self, http_method: str, path: str, params: dict[str, Any] | None, headers: dict[str, str]
+        self,
+        http_method: str,
+        path: str,
+        params: dict[str, Any] | None,
+        headers: dict[str, str],
+        peer: tuple[str, int] = ("", 0),
     ) -> tuple[SlackCall, dict[str, str]]:
         """Answer one request and record it; the extra response headers come back with the call."""
         method = path.removeprefix(API_PREFIX) if path.startswith(API_PREFIX) else path
@@ -270,7 +276,7 @@ class FakeSlackApi:
                 status, response = 200, {"ok": False, "error": "invalid_json"}
             else:
                 status, response, extra_headers = self._answer(method, params, headers)
-            call = SlackCall(method, params or {}, headers, http_method, status, response)
+            call = SlackCall(method, params or {}, headers, http_method, status, response, peer=peer)
             self._calls.append(call)
             self._generation += 1
             self._changed.notify_all()
@@ -389,7 +395,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
         parts = urlsplit(self.path)
         headers = {name.lower(): value for name, value in self.headers.items()}
         params = _parse_params(parts.query, body, headers.get("content-type", ""))
-        call, extra_headers = self.server.fake._handle(self.command, parts.path, params, headers)
+        call, extra_headers = self.server.fake._handle(
+            self.command, parts.path, params, headers, tuple(self.client_address[:2])
+        )
         payload = json.dumps(call.response, ensure_ascii=False).encode("utf-8")
         self.send_response(call.status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
