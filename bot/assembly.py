@@ -39,9 +39,9 @@ from bot.review.config import ReviewConfig
 from bot.runs import RunService
 from bot.settings import Settings
 from bot.slack.app import SlackBot, slack_app, slack_client
-from bot.slack.reply import DEFAULT_MIN_INTERVAL_S
 from bot.slack.review import ReviewBoard
 from bot.slack.reviewers import Reviewers
+from bot.slack.throttle import DEFAULT_MIN_INTERVAL_S
 from bot.slack.workers import RunQueue
 from bot.spans import SpanRecorder, Tracer
 from bot.store import Database

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -12,11 +11,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.slack.blocks import SlackMessage, progress_blocks
 from bot.slack.gateway import SlackFailure, slack_call
 from bot.slack.run_progress import RunProgress
+from bot.slack.throttle import DEFAULT_MIN_INTERVAL_S, Throttle
 
 log = logging.getLogger(__name__)
-
-# Slack allows about one update per second per channel; one every 2 s per run stays well inside it.
-DEFAULT_MIN_INTERVAL_S = 2.0
 
 
 class ThreadReply:
@@ -36,12 +33,8 @@ class ThreadReply:
         self.channel = channel
         self.thread_ts = thread_ts
         self.ts = ts
-        self._interval = min_interval_s
-        self._clock = clock
-        self._last_sent = float("-inf")
         self._latest: SlackMessage | None = None
-        self._pending: asyncio.Task[None] | None = None
-        self._lock = asyncio.Lock()
+        self._throttle = Throttle(self._send_latest, self._still_waiting, interval_s=min_interval_s, clock=clock)
         self._finished = False
         self._shown: SlackMessage | None = None  # the newest state asked for (sent, or waiting its turn)
 
@@ -72,7 +65,7 @@ class ThreadReply:
             log.warning("posting in %s/%s failed: %s", self.channel, self.thread_ts, exc)
             return None
         self.ts = response.get("ts")
-        self._last_sent = self._clock()
+        self._throttle.sent()
         return self.ts
 
     async def show(self, message: SlackMessage) -> None:
@@ -81,13 +74,7 @@ class ThreadReply:
             return
         self._shown = message
         self._latest = message
-        if self._pending is not None and not self._pending.done():
-            return
-        wait = self._last_sent + self._interval - self._clock()
-        if wait <= 0:
-            await self._send_latest()
-        else:
-            self._pending = asyncio.create_task(self._send_later(wait))
+        await self._throttle.ask()
 
     async def finish(self, messages: Sequence[SlackMessage]) -> None:
         """The final answer: replaces the progress message, further parts follow in the thread.
@@ -98,26 +85,19 @@ class ThreadReply:
         self._finished = True
         self._latest = None
         first, *rest = messages
-        async with self._lock:
-            wait = self._last_sent + self._interval - self._clock()
-            if self.ts is not None and wait > 0:
-                await asyncio.sleep(wait)
+        async with self._throttle.lock:
+            if self.ts is not None:
+                await self._throttle.turn()
             if self.ts is None or not await self._update(self.ts, first):
                 await self.post(first)
             for message in rest:
                 await self.post(message)
 
-    async def _send_later(self, wait: float) -> None:
-        while True:
-            await asyncio.sleep(wait)
-            await self._send_latest()
-            # A newer state may have come while that update was on its way (a 429 can hold it for seconds).
-            if self._latest is None or self._finished:
-                return
-            wait = max(0.0, self._last_sent + self._interval - self._clock())
+    def _still_waiting(self) -> bool:
+        return self._latest is not None and not self._finished
 
     async def _send_latest(self) -> None:
-        async with self._lock:
+        async with self._throttle.lock:
             message, self._latest = self._latest, None
             if message is None or self._finished:
                 return
@@ -136,5 +116,5 @@ class ThreadReply:
         except SlackFailure as exc:
             log.warning("updating %s in %s failed: %s", self.ts, self.channel, exc)
             return False
-        self._last_sent = self._clock()
+        self._throttle.sent()
         return True

@@ -12,7 +12,6 @@ goes on as a `ThreadReply`: a normal placeholder is posted and updated, and the 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -24,8 +23,9 @@ from bot.slack.blocks import SlackMessage
 from bot.slack.chunks import markdown_of, progress_chunks
 from bot.slack.gateway import SlackFailure, slack_call
 from bot.slack.medium import Media, unsupported
-from bot.slack.reply import DEFAULT_MIN_INTERVAL_S, ThreadReply
+from bot.slack.reply import ThreadReply
 from bot.slack.run_progress import RunProgress
+from bot.slack.throttle import DEFAULT_MIN_INTERVAL_S, Throttle
 from bot.wording import InThread
 
 log = logging.getLogger(__name__)
@@ -56,15 +56,11 @@ class StreamReply:
         self.channel = channel
         self.thread_ts = thread_ts
         self.ts: str | None = None
-        self._interval = min_interval_s
-        self._clock = clock
-        self._last_sent = float("-inf")
+        self._throttle = Throttle(self._send_latest, self._still_waiting, interval_s=min_interval_s, clock=clock)
         self._progress: RunProgress | None = None  # the run's state, as last handed over
         self._waiting = False  # a newer state waits to be sent
         self._plan_title: str | None = None  # as the stream shows it
         self._sent: dict[str, int] = {}  # task id → the version the stream shows
-        self._pending: asyncio.Task[None] | None = None
-        self._lock = asyncio.Lock()
         self._finished = False
         self._fallback: ThreadReply | None = None
 
@@ -93,7 +89,7 @@ class StreamReply:
             return await fallback.post(message) if unsupported(exc.error) else None
         self.ts = response.get("ts")
         self._plan_title = InThread.STREAM_STARTED
-        self._last_sent = self._clock()
+        self._throttle.sent()
         return self.ts
 
     async def progress(self, progress: RunProgress) -> None:
@@ -104,13 +100,7 @@ class StreamReply:
         if self._finished:
             return
         self._progress, self._waiting = progress, True
-        if self._pending is not None and not self._pending.done():
-            return
-        wait = self._last_sent + self._interval - self._clock()
-        if wait <= 0:
-            await self._send_latest()
-        else:
-            self._pending = asyncio.create_task(self._send_later(wait))
+        await self._throttle.ask()
 
     async def finish(self, messages: Sequence[SlackMessage]) -> None:
         """The end: the tasks' last states and the first message's text in one append, then the stream is
@@ -120,13 +110,11 @@ class StreamReply:
             await self._fallback.finish(messages)
             return
         first, *rest = messages
-        async with self._lock:
+        async with self._throttle.lock:
             if self._fallback is not None:  # refused while the last update was on its way
                 await self._fallback.finish(messages)
                 return
-            wait = self._last_sent + self._interval - self._clock()
-            if wait > 0:
-                await asyncio.sleep(wait)
+            await self._throttle.turn()
             chunks, versions = self._changes()
             text = markdown_of(first)
             if text:
@@ -139,16 +127,11 @@ class StreamReply:
             for message in rest:
                 await ThreadReply(self._client, self.channel, self.thread_ts).post(message)
 
-    async def _send_later(self, wait: float) -> None:
-        while True:
-            await asyncio.sleep(wait)
-            await self._send_latest()
-            if not self._waiting or self._finished or self._fallback is not None:
-                return
-            wait = max(0.0, self._last_sent + self._interval - self._clock())
+    def _still_waiting(self) -> bool:
+        return self._waiting and not self._finished and self._fallback is None
 
     async def _send_latest(self) -> None:
-        async with self._lock:
+        async with self._throttle.lock:
             self._waiting = False
             if self._finished or self._fallback is not None:
                 return
@@ -176,7 +159,7 @@ class StreamReply:
             else:
                 log.warning("appending to the stream %s in %s failed: %s", self.ts, self.channel, exc)
             return False
-        self._last_sent = self._clock()
+        self._throttle.sent()
         self._sent.update(versions)
         if self._progress is not None and self._progress.plan_title is not None:
             self._plan_title = self._progress.plan_title
@@ -214,5 +197,7 @@ class StreamReply:
             self._media.stream_refused(self._workspace, str(exc.error))
         else:
             log.warning("%s the stream in %s failed (%s): this run goes on by chat.update", doing, self.channel, exc)
-        self._fallback = ThreadReply(self._client, self.channel, self.thread_ts, min_interval_s=self._interval)
+        self._fallback = ThreadReply(
+            self._client, self.channel, self.thread_ts, min_interval_s=self._throttle.interval_s
+        )
         return self._fallback
