@@ -27,13 +27,13 @@ from bot.store.models import AuditEvent, Run
 from bot.wording import NOT_STARTED_DATABASE_UNAVAILABLE
 from tests.bot.slack.harness import question_of
 from tests.bot.slack.seen import shown
-from tests.bot.slack.test_serve_process import PARLEY, environment
+from tests.bot.slack.test_serve_process import PARLEY, serve_environment
 from tests.bot.store.postgres import PG_PORT
 from tests.fakes.llm_server import FakeLLMServer, FakeReply, completion_with_content, completion_with_tool_calls
 from tests.fakes.scripted_llm import RequestKind, classify
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.slack_events import CHANNEL, SIGNING_SECRET, app_mention, post_event_async
-from tests.fakes.slack_workspace import BOT_TOKEN, Message
+from tests.fakes.slack_workspace import Message
 from tests.fakes.tcp_proxy import TcpProxy
 from tests.serving import free_port, server_process
 
@@ -125,16 +125,7 @@ async def replica(
     """`parley serve` on its own port and home, healthy; killed on the way out if the test left it running."""
     config = write_config(home, review)
     port = free_port()
-    env = environment(
-        home,
-        SLACK_BOT_TOKEN=BOT_TOKEN,
-        SLACK_SIGNING_SECRET=SIGNING_SECRET,
-        PARLEY_SLACK_API_URL=slack.base_url,
-        PARLEY_DATABASE_URL=database_url,
-        PARLEY_LLM_BASE_URL=llm.base_url,
-        PARLEY_LLM_MODEL="test-model",
-        PARLEY_WORKERS=str(workers),
-    )
+    env = serve_environment(home, database_url, slack, llm, workers=workers)
     command = [str(PARLEY), "serve", "--port", str(port), "--host", "127.0.0.1", "--config", str(config)]
     stderr = home / "stderr.txt"
     with server_process(command, env=env, cwd=home, stderr=stderr) as process:
