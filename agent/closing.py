@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from agent.brains.base import Brain, BrainError, Message
 from agent.config import AgentConfig
-from agent.finalize import AnswerCheck, check_answer, validate_json_output
+from agent.finalize import validate_json_output
+from agent.grounding import Grounding, check
 from agent.plain import plain_text
 from agent.result import TerminationReason
 from agent.run_state import Outcome, RunState
@@ -44,25 +45,25 @@ class Closing:
     async def consider(self, draft: str, step: int) -> Verdict:
         state = self._state
         state.transcript.add_draft(draft)
-        check = check_answer(draft, state.sources, state.question)
-        await self._tick_from(check, step)
+        grounding = check(draft, state.sources, state.question)
+        await self._tick_from(grounding, step)
         done_gaps = state.checklist.gaps_for(draft)
-        critic_gaps = await self._critique(draft, step, done_gaps + check.problems)
+        critic_gaps = await self._critique(draft, step, done_gaps + grounding.problems)
 
-        if check.problems and state.answer_repairs >= self._config.limits.max_answer_repairs:
+        if grounding.problems and state.answer_repairs >= self._config.limits.max_answer_repairs:
             # The detail names no number: an invented figure must not reach the user, even as a quote.
-            detail = f"{len(check.problems)} problem(s) remained after {state.answer_repairs} repair round(s)"
+            detail = f"{len(grounding.problems)} problem(s) remained after {state.answer_repairs} repair round(s)"
             return Verdict(Outcome.stop(TerminationReason.UNGROUNDED_ANSWER, detail))
-        gaps = [*check.problems, *done_gaps, *critic_gaps]
+        gaps = [*grounding.problems, *done_gaps, *critic_gaps]
         if gaps:
             state.rejected_drafts += 1
-            state.last_draft = check.sentences
-            by: Rejecter = "grounding" if check.problems else ("done" if done_gaps else "critique")
+            state.last_draft = grounding.sentences
+            by: Rejecter = "grounding" if grounding.problems else ("done" if done_gaps else "critique")
             await self._emit(state, FinalRejected(run_id=state.run_id, step=step, by=by, gaps=gaps, draft=draft))
             spin = state.detector.observe_gaps(gaps)
             if spin is not None:
                 return Verdict(Outcome.stop(spin, "; ".join(gaps[:3])))
-            if check.problems:
+            if grounding.problems:
                 state.answer_repairs += 1
                 state.transcript.add_repair_request(gaps)
             else:
@@ -70,13 +71,13 @@ class Closing:
             return Verdict(None)
 
         if self._config.output.format == "json":
-            return await self._json_output(draft, step, check.citations)
-        return Verdict(Outcome.answered(draft, check.citations, check.grounded))
+            return await self._json_output(draft, step, grounding.citations)
+        return Verdict(Outcome.answered(draft, grounding.citations, grounding.grounded))
 
-    async def _tick_from(self, check: AnswerCheck, step: int) -> None:
+    async def _tick_from(self, grounding: Grounding, step: int) -> None:
         """Done items the answer's verified, cited sentences name (a fact carried from the question's words)."""
         state = self._state
-        sentences = [(s.text, s.cited) for s in check.sentences if s.verified and s.cited]
+        sentences = [(s.text, s.cited) for s in grounding.sentences if s.verified and s.cited]
         for item, call_id in state.checklist.tick_from_answer(sentences):
             state.last_progress_step = step
             await self._emit(

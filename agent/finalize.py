@@ -1,29 +1,16 @@
-"""Finalisation: the output constraints a draft answer must meet before anyone sees it.
+"""Finalisation: the output format a draft answer must meet before anyone sees it.
 
-Every fact cites the tool call it came from (`[n]`, the tag each successful observation carries, or
-seed 000's `（来源：get_weather）`), and every figure and date is grounded in what it cites (`grounding`);
-in JSON mode the answer must validate against the configured schema.
+In JSON mode the answer must validate against the configured schema (seed 000's validate-plus-repair path);
+that every fact is cited and grounded is the fact-checker's part (`agent.grounding`).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
-from datetime import date
 from typing import Any
 
 import jsonschema
-
-from agent.grounding import Grounding, ground
-from agent.source import Source
-
-AnswerCheck = Grounding  # what `check_answer` returns
-
-
-def check_answer(answer: str, sources: Sequence[Source], question: str, *, today: date | None = None) -> AnswerCheck:
-    """Resolve the answer's citations and find its ungrounded figures and dates, and its uncited facts."""
-    return ground(answer, sources, question, today=today)
 
 
 def validate_json_output(text: str, schema: dict[str, Any]) -> tuple[Any, list[str]]:

@@ -1,158 +1,17 @@
-"""Source: a successful tool result an answer may cite, and the facts it states (`SourceFacts`).
+"""Source: a successful tool result an answer may cite.
 
 A source holds what the model was shown (`data`: the observation's payload after any cut), never the whole
-raw result: a figure only in the part the model never saw cannot back an answer. Its facts are every value
-in it as a figure could show it — as returned, counted in the scale its field name says ("…_musd"), as a
-percentage of a fraction, in the other units of its field's unit ("p50_ms" in seconds) — and its dates.
+raw result: a figure only in the part the model never saw cannot back an answer. What it states, as figures
+and dates an answer may show, is read by the fact-checker (`agent.grounding`).
 """
 
 from __future__ import annotations
 
-import bisect
-import re
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
-from functools import cached_property, lru_cache
-from typing import Any, NamedTuple
+from typing import Any
 
-from agent.dates import WrittenDate, iso_date, read_dates
-from agent.derivation import inside, interval
-from agent.figures import Approximation, Reading, decimal_mark, normalise_digits, plain, read_figures
-from agent.result import Citation, GroundingRule
+from agent.result import Citation
 from agent.text import clip
-from agent.units import Family, Unit, compatible, convert, unit_of_key
-
-_DIGITS = re.compile(r"\d{1,12}")
-_SCALARS = (str, int, float)
-_ANY_DIGIT = re.compile(r"\d")
-_DIGIT_RUNS = re.compile(r"\d+")
-MAX_LEAVES = 2000  # values looked at per result: the shown observation is small, this bounds odd shapes
-_HUNDRED = Decimal(100)
-_EPSILON = 1e-9
-
-
-class Fact(NamedTuple):
-    """One way a result's value can appear in an answer."""
-
-    value: Decimal
-    unit: Unit | None
-    rule: GroundingRule  # EXACT (as returned), SCALED, PERCENT or CONVERTED
-    key: str
-    returned: Decimal  # the value as the tool returned it
-
-    def shown(self) -> str:
-        where = f" ({self.key})" if self.key else ""
-        return f"{plain(self.returned)}{where}"
-
-
-class _Sorted:
-    """Facts ordered by value, for range lookups."""
-
-    def __init__(self, facts: list[Fact]) -> None:
-        keys = [float(fact.value) for fact in facts]
-        order = sorted(range(len(facts)), key=keys.__getitem__)
-        self.facts = tuple(facts[i] for i in order)
-        self.keys = tuple(keys[i] for i in order)
-        self.units = frozenset(fact.unit for fact in facts if fact.unit is not None)
-
-    def between(self, low: Decimal, high: Decimal) -> tuple[Fact, ...]:
-        start = bisect.bisect_left(self.keys, float(low) - _EPSILON * max(1.0, abs(float(low))))
-        stop = bisect.bisect_right(self.keys, float(high) + _EPSILON * max(1.0, abs(float(high))))
-        return self.facts[start:stop]
-
-
-class SourceFacts:
-    """The values of one result, and its dates.
-
-    Two tiers: the result's numbers are read at once; its strings ("44 new customers", "2026-11-30T08:15Z")
-    only when a figure is not among the numbers, or a date is asked for — most figures are found first.
-    """
-
-    def __init__(self, numbers: list[Fact], texts: list[tuple[str, str]]) -> None:
-        self._numbers = _Sorted(numbers)
-        self._texts = texts
-        self._text_facts: _Sorted | None = None
-        self._dates: tuple[WrittenDate, ...] | None = None
-
-    @classmethod
-    def of(cls, *values: Any) -> SourceFacts:
-        numbers: list[Fact] = []
-        texts: list[tuple[str, str]] = []
-        for key, leaf in _leaves(values):
-            if not isinstance(leaf, str):
-                numbers.extend(_number_facts(key, leaf))
-            elif _ANY_DIGIT.search(leaf):
-                texts.append((key, leaf))
-        return cls(numbers, texts)
-
-    @property
-    def facts(self) -> tuple[Fact, ...]:
-        return self._numbers.facts + self._strings().facts
-
-    @property
-    def dates(self) -> tuple[WrittenDate, ...]:
-        if self._dates is None:
-            self._strings()
-        assert self._dates is not None
-        return self._dates
-
-    def find(self, readings: Sequence[Reading], approximation: Approximation) -> tuple[Reading, Fact] | None:
-        """The first reading some fact gives when written as the figure shows it (units permitting) — in its
-        own unit, or converted from another unit of the same kind (ms ↔ s, km ↔ m, °C ↔ °F) — with that fact.
-        Every reading is tried against the numbers before any string is read."""
-        for tier in (self._numbers, None):
-            if tier is None:
-                if not self._texts:
-                    return None
-                tier = self._strings()
-            for reading in readings:
-                fact = _find(tier, reading, approximation)
-                if fact is not None:
-                    return reading, fact
-        return None
-
-    def _strings(self) -> _Sorted:
-        if self._text_facts is None:
-            facts: list[Fact] = []
-            dates: list[WrittenDate] = []
-            for key, text in self._texts:
-                stamp = iso_date(text)
-                if stamp is not None:  # the commonest dated string in an API's answer: read directly
-                    facts.extend(
-                        Fact(Decimal(part), None, GroundingRule.EXACT, key, Decimal(part)) for part in _parts(text)
-                    )
-                    dates.append(stamp)
-                else:
-                    facts.extend(_text_facts(key, text))
-                    dates.extend(read_dates(normalise_digits(text)))
-            self._text_facts, self._dates = _Sorted(facts), tuple(dates)
-        return self._text_facts
-
-
-def _find(facts: _Sorted, reading: Reading, approximation: Approximation) -> Fact | None:
-    low, high = interval(reading, approximation)
-    for fact in facts.between(low, high):
-        if _units_allow(reading.unit, fact) and inside(fact.value, reading, approximation):
-            return fact
-    unit = reading.unit
-    if unit is None or unit.family in (Family.CURRENCY, Family.PERCENT) or unit.code == "°":
-        return None
-    for other in facts.units:
-        if other.family is not unit.family or other == unit or other.code == "°":
-            continue
-        first, second = convert(low, unit, other), convert(high, unit, other)
-        if first is None or second is None:
-            continue
-        for fact in facts.between(min(first, second), max(first, second)):
-            converted = convert(fact.value, other, unit) if fact.unit == other else None
-            if converted is not None and inside(converted, reading, approximation):
-                return Fact(converted, unit, GroundingRule.CONVERTED, fact.key, fact.returned)
-    return None
-
-
-def _parts(text: str) -> list[int]:
-    return [int(part) for part in _DIGIT_RUNS.findall(text)]
 
 
 @dataclass(frozen=True)
@@ -169,11 +28,6 @@ class Source:
     @property
     def tag(self) -> str:
         return f"[{self.number}]"
-
-    @cached_property
-    def facts(self) -> SourceFacts:
-        # Cached: every draft is checked against every source; built on first use, never for unread sources.
-        return SourceFacts.of(self.arguments, self.data)
 
     def citation(self) -> Citation:
         return Citation(
@@ -199,67 +53,3 @@ def describe(data: Any) -> str:
     if isinstance(data, bool):
         return "yes" if data else "no"
     return str(data)
-
-
-def _leaves(value: Any) -> list[tuple[str, Any]]:
-    """The payload's strings and numbers, each with the name of the field it is in (depth and count bounded)."""
-    leaves: list[tuple[str, Any]] = []
-    stack: list[tuple[str, Any, int]] = [("", value, 0)]
-    while stack and len(leaves) < MAX_LEAVES:
-        key, item, level = stack.pop()
-        if isinstance(item, _SCALARS):
-            if item is not True and item is not False:
-                leaves.append((key, item))
-        elif isinstance(item, dict):
-            if level < 32:
-                named = item.get("key")
-                for name, child in item.items():
-                    name = name if isinstance(name, str) else str(name)
-                    numbers = _numbers_in_name(name)
-                    if numbers:  # a year as a key ({"2025": …}) or a figure in a name ("seats_active_30d")
-                        leaves.extend((key, number) for number in numbers)
-                    # {"key": "cost_per_satellite_musd", "value": 12}: the value is named by its key.
-                    if name == "value" and isinstance(named, str):
-                        name = named
-                    stack.append((name, child, level + 1))
-        elif isinstance(item, list | tuple) and level < 32:
-            stack.extend((key, child, level + 1) for child in item)
-    return leaves
-
-
-@lru_cache(maxsize=4096)
-def _numbers_in_name(name: str) -> tuple[int, ...]:
-    return tuple(int(digits) for digits in _DIGITS.findall(name)) if any(c.isdigit() for c in name) else ()
-
-
-def _number_facts(key: str, number: int | float) -> list[Fact]:
-    try:
-        value = Decimal(repr(number)) if isinstance(number, float) else Decimal(number)
-    except InvalidOperation:
-        return []
-    if not value.is_finite():
-        return []
-    unit, scale = unit_of_key(key)
-    facts = [Fact(value, unit, GroundingRule.EXACT, key, value)]
-    if scale is not None:
-        facts.append(Fact(value * scale, unit, GroundingRule.SCALED, key, value))
-    if unit is not None and unit.family is Family.PERCENT:
-        facts.append(Fact(value / _HUNDRED, None, GroundingRule.PERCENT, key, value))  # growth_pct 2.24 as 0.0224
-    # 0.7532 as 75.3 % needs no fact of its own: a percentage figure is also read as its fraction.
-    return facts
-
-
-def _text_facts(key: str, text: str) -> Iterator[Fact]:
-    plain = normalise_digits(text)
-    for figure in read_figures(plain, mark=decimal_mark(plain)):
-        primary = figure.readings[0]
-        for reading in figure.readings:
-            rule = GroundingRule.PERCENT if figure.percent and reading.unit is None else GroundingRule.EXACT
-            yield Fact(reading.value, reading.unit, rule, key, primary.value)
-
-
-def _units_allow(unit: Unit | None, fact: Fact) -> bool:
-    """A percentage counts only for a percentage; otherwise units must not contradict each other."""
-    if fact.rule is GroundingRule.PERCENT and fact.unit is not None:
-        return unit is not None and unit.family is Family.PERCENT
-    return compatible(unit, fact.unit)

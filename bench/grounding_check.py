@@ -24,7 +24,7 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 
-from agent.finalize import check_answer
+from agent.grounding import check as check_answer
 from agent.source import Source
 
 TARGET_P99_MS = 5.0

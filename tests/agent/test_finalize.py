@@ -1,6 +1,7 @@
 """Citations and grounding of a draft answer."""
 
-from agent.finalize import check_answer, validate_json_output
+from agent.finalize import validate_json_output
+from agent.grounding import check as check_answer
 from agent.source import Source
 
 SOURCES = [

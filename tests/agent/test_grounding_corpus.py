@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agent import Agent, MemoryRecorder, OpenAIBrain, RunStatus, ToolError
 from agent.brains.chat import ChatCompletionsClient
-from agent.finalize import check_answer
+from agent.grounding import check as check_answer
 from agent.source import Source
 from tests.agent.llm_agent import shipped_config
 from tests.agent.toolbox import ScriptedTool

@@ -16,7 +16,7 @@ from agent import (
     RunStatus,
     TerminationReason,
 )
-from agent.figures import read_figures
+from agent.grounding.figures import read_figures
 from tests.agent.llm_agent import builtins, demo, demo_path, finished, llm_agent, tool_messages
 from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.scripted_llm import RequestKind, ScriptedLLM, Unrecorded

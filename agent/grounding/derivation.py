@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from decimal import Decimal, DivisionByZero, InvalidOperation
 from typing import NamedTuple
 
-from agent.figures import Approximation, Figure, Reading, plain
-from agent.units import Family, Unit, compatible
+from agent.grounding.figures import Approximation, Figure, Reading, plain
+from agent.grounding.units import Family, Unit, compatible
 
 MAX_OPERANDS = 12  # the nearest ones; a sentence pair rarely holds more figures that matter
 _HUNDRED = Decimal(100)

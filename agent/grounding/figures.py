@@ -17,7 +17,7 @@ from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from typing import NamedTuple
 
-from agent.units import UNITS, Family, Unit, unit_after, unit_before
+from agent.grounding.units import UNITS, Family, Unit, unit_after, unit_before
 
 # Full-width digits and signs, one character for one (positions in the text stay where they were).
 _FULL_WIDTH = str.maketrans("０１２３４５６７８９％－＋．", "0123456789%-+.")

@@ -21,11 +21,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
-from agent.dates import WrittenDate, read_dates
-from agent.derivation import MAX_OPERANDS, Operand, find_derivation
-from agent.figures import Figure, Reading, decimal_mark, german, normalise_digits, read_figures
+from agent.grounding.dates import WrittenDate, read_dates
+from agent.grounding.derivation import MAX_OPERANDS, Operand, find_derivation
+from agent.grounding.facts import Fact, facts_of
+from agent.grounding.figures import Figure, Reading, decimal_mark, german, normalise_digits, read_figures
 from agent.result import Citation, GroundedFigure, GroundingRule
-from agent.source import Fact, Source
+from agent.source import Source
 
 _TAG_GROUP = re.compile(r"\[(\d{1,4}(?:\s*[,，、]\s*\d{1,4})*)\](?:[\s,，]*\[(\d{1,4}(?:\s*[,，、]\s*\d{1,4})*)\])*")
 _ONE_TAG = re.compile(r"\[(\d{1,4}(?:\s*[,，、]\s*\d{1,4})*)\]")
@@ -142,7 +143,7 @@ class _Mention:
         return self.offset + item.start
 
 
-def ground(answer: str, sources: Sequence[Source], question: str, *, today: date | None = None) -> Grounding:
+def check(answer: str, sources: Sequence[Source], question: str, *, today: date | None = None) -> Grounding:
     """Check every figure and date of `answer` against the sources it cites (see the module docstring)."""
     result = Grounding()
     by_number = {s.number: s for s in sources}
@@ -331,7 +332,7 @@ def _ground_directly(mention: _Mention, known: _Known) -> None:
     figure = mention.figure
     assert figure is not None
     for source in mention.rests_on:
-        found = source.facts.find(figure.readings, figure.approximation)
+        found = facts_of(source).find(figure.readings, figure.approximation)
         if found is not None:
             reading, fact = found
             rule = _rule(figure, reading, fact)
@@ -357,7 +358,7 @@ def _ground_date(mention: _Mention, known: _Known) -> None:
     written = mention.written
     assert written is not None
     for source in mention.rests_on:
-        for stated in source.facts.dates:
+        for stated in facts_of(source).dates:
             if written.matches(stated):
                 how = f"{written.text} ← {stated.text} in {source.tag}"
                 mention.grounded = GroundedFigure.model_construct(
@@ -434,7 +435,7 @@ def _for_people(problem: str) -> str:
 
 def _found_elsewhere(mention: _Mention, sources: Sequence[Source]) -> bool:
     if mention.written is not None:
-        return any(mention.written.matches(d) for s in sources for d in s.facts.dates)
+        return any(mention.written.matches(d) for s in sources for d in facts_of(s).dates)
     figure = mention.figure
     assert figure is not None
-    return any(s.facts.find(figure.readings, figure.approximation) for s in sources)
+    return any(facts_of(s).find(figure.readings, figure.approximation) for s in sources)
