@@ -58,6 +58,7 @@ class Case(BaseModel):
     lang: str
     kind: Literal["correct", "wrong"]
     wrong: str | None = None
+    style: str | None = None  # how the answer cites (tagged when absent): untagged, tool_name, footnotes, …
     note: str | None = None
     question: str
     plan: list[dict[str, Any]] | None = None
