@@ -24,7 +24,8 @@ from datetime import date
 from agent.grounding.dates import WrittenDate, read_dates
 from agent.grounding.derivation import MAX_OPERANDS, Operand, find_derivation
 from agent.grounding.facts import Fact, facts_of
-from agent.grounding.figures import Figure, Reading, decimal_mark, german, normalise_digits, read_figures
+from agent.grounding.figures import Figure, Reading, decimal_mark, normalise_digits, read_figures
+from agent.grounding.language import ABBREVIATIONS, DECREASE, long_scale
 from agent.result import Citation, GroundedFigure, GroundingRule
 from agent.source import Source
 
@@ -38,21 +39,7 @@ _URL = re.compile(r"https?://\S+")
 # Semicolons do not end a sentence: "87 ms; p99 1.5 s [1]" is one statement with one citation.
 _SENTENCE_END = re.compile(r"[。！？!?\n]+|(?<=(\S))\.(?=\s+\S)")
 _WORD_BEFORE = re.compile(r"(\S+)$")
-# "1,2 Mio. €", "ca. 180", "30. November": a point that ends no sentence.
-_ABBREVIATIONS = frozenset(
-    (
-        *("ca", "vs", "nr", "no", "dr", "mr", "mrs", "st", "bzw", "approx", "etc", "mio", "mrd", "tsd", "bio"),
-        *("mds", "md", "z.b", "e.g", "i.e", "inkl", "ggf", "usw", "fr", "mme", "env", "av"),
-    )
-)
 MAX_DERIVED = 200  # figures tried as derivations per answer: an answer repeating one number cannot stall a run
-_DECREASE = re.compile(
-    r"\b(?:down|fell|fall(?:en|s)?|drop(?:ped|s)?|declin\w*|decreas\w*|lower|less|cheaper|colder|cooler|shorter"
-    r"|smaller|fewer|reduc\w*|shr[aiu]nk\w*|loss|gesunken|gefallen|sank|Rückgang|weniger|niedriger|kälter|kleiner"
-    r"|billiger|verringert|baisse|diminu\w*|moins|recul\w*|chut\w*|baj[óoa]\w*|caída|descenso|menos|disminu\w*"
-    r"|reduj\w*)\b|下降|减少|降低|下跌|下滑|减|降|低|少|減少|低下|下落|減|下回",
-    re.IGNORECASE,
-)
 
 
 @dataclass
@@ -154,7 +141,7 @@ def check(answer: str, sources: Sequence[Source], question: str, *, today: date 
     text = normalise_digits(answer)
     blank = _blanked(text)
     mark = decimal_mark(blank)
-    english = not german(blank)
+    english = not long_scale(blank)
     asked = _Known.of(question, today or date.today())
 
     mentions: list[_Mention] = []
@@ -270,7 +257,7 @@ def _ends_sentence(text: str, point: int) -> bool:
     before = word.group(1).strip("(\"'“”*")
     if before[-1:].isdigit() or (len(before) == 1 and before.isalpha()):
         return False
-    return before.casefold() not in _ABBREVIATIONS
+    return before.casefold() not in ABBREVIATIONS
 
 
 def _citation_groups(
@@ -394,7 +381,7 @@ def _derive(mention: _Mention, around: Sequence[_Mention], text: str) -> None:
     window = [operand for other in nearest if (operand := other.operand) is not None]
     if len(window) < 2:
         return
-    decrease = bool(_DECREASE.search(_clause(text, figure)))
+    decrease = bool(DECREASE.search(_clause(text, figure)))
     derivation = find_derivation(figure, window, decrease=decrease)
     if derivation is None:
         return

@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import cache
 
-MONTH_LOCALES = ("en", "de", "fr", "es", "it", "pt", "nl")
+from agent.grounding.language import MONTH_LOCALES, ZONES
+
 _ANY_DIGIT = re.compile(r"\d")
 _NUMERIC_DATE = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{2,4}|\d{4}-\d{2}|\d\s*[年월月]")
 _TIME_GATE = re.compile(r"\d:\d\d|\d\.\d\d\s*Uhr|\d\s*[ap]\.?\s?m\b|\d\s*[时時点點]|\d\s?h\s?\d\d", re.IGNORECASE)
@@ -22,13 +23,6 @@ _LETTERS = re.compile(r"[^\W\d_]+")
 
 Parts = tuple[int | None, int | None, int | None, int | None, int | None]  # year, month, day, hour, minute
 
-# Time zones people name next to a time, as minutes east of UTC (ambiguous ones such as CST are left out).
-ZONES: dict[str, int] = {
-    "utc": 0, "gmt": 0, "z": 0, "mez": 60, "cet": 60, "mesz": 120, "cest": 120, "bst": 60, "jst": 540,
-    "kst": 540, "est": -300, "edt": -240, "pst": -480, "pdt": -420, "日本時間": 540, "日本时间": 540,
-    "北京时间": 480, "北京時間": 480, "中国时间": 480, "東京時間": 540, "韓国時間": 540, "한국 시간": 540,
-    "beijing time": 480, "tokyo time": 540,
-}  # fmt: skip
 _ZONE_AFTER = re.compile(
     r"\s*(?:Uhr\s*)?[（(]?\s*("
     + "|".join(re.escape(z) for z in sorted(ZONES, key=len, reverse=True))

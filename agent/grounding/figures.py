@@ -17,6 +17,15 @@ from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from typing import NamedTuple
 
+from agent.grounding.language import (
+    APPROXIMATIONS_AFTER,
+    APPROXIMATIONS_BEFORE,
+    GLUED_SCALES,
+    LONG_SCALE_BILLIONS,
+    LONG_SCALE_ONLY,
+    SCALE_WORDS,
+    decimal_mark_by_words,
+)
 from agent.grounding.units import UNITS, Family, Unit, unit_after, unit_before
 
 # Full-width digits and signs, one character for one (positions in the text stay where they were).
@@ -50,26 +59,9 @@ _COMPOUND_SCALES = {"t": Decimal(10) ** 12, "y": Decimal(10) ** 8, "w": Decimal(
 # "1機あたり", "1人当たり": "per one", not a quantity someone could get wrong.
 _PER_ONE = re.compile(r"[^\d\s]{0,2}(?:あたり|当たり|当り)")
 
-_THOUSAND, _MILLION, _BILLION, _TRILLION = (Decimal(10) ** e for e in (3, 6, 9, 12))
-# Scale words after a figure (case-sensitive where case matters: "1.2M" is a million, "1.2 m" a length).
-_SCALES: list[tuple[str, Decimal]] = [
-    ("thousand", _THOUSAND), ("million", _MILLION), ("millions", _MILLION), ("mn", _MILLION),
-    ("billion", _BILLION), ("billions", _BILLION), ("bn", _BILLION), ("trillion", _TRILLION),
-    ("Tsd.", _THOUSAND), ("Tausend", _THOUSAND), ("Mio.", _MILLION), ("Mio", _MILLION),
-    ("Millionen", _MILLION), ("Million", _MILLION), ("Mrd.", _BILLION), ("Mrd", _BILLION),
-    ("Milliarden", _BILLION), ("Milliarde", _BILLION), ("Billionen", _TRILLION), ("Bio.", _TRILLION),
-    ("mille", _THOUSAND), ("milliards", _BILLION), ("milliard", _BILLION), ("Mds", _BILLION), ("Md", _BILLION),
-    ("mil millones", _BILLION), ("millones", _MILLION), ("millón", _MILLION), ("billones", _TRILLION),
-    ("billón", _TRILLION), ("mila", _THOUSAND), ("milioni", _MILLION), ("milione", _MILLION),
-    ("miliardi", _BILLION), ("miliardo", _BILLION), ("milhões", _MILLION), ("milhão", _MILLION),
-    ("bilhões", _BILLION), ("bilhão", _BILLION), ("miljoen", _MILLION), ("miljard", _BILLION),
-    ("mil", _THOUSAND), ("тыс.", _THOUSAND), ("млн", _MILLION), ("млрд", _BILLION), ("трлн", _TRILLION),
-    ("万亿", _TRILLION), ("千万", Decimal(10) ** 7), ("百万", _MILLION), ("十万", Decimal(10) ** 5),
-    ("万", Decimal(10) ** 4), ("萬", Decimal(10) ** 4), ("亿", Decimal(10) ** 8), ("億", Decimal(10) ** 8),
-    ("兆", _TRILLION), ("千", _THOUSAND), ("천", _THOUSAND), ("만", Decimal(10) ** 4), ("억", Decimal(10) ** 8),
-    ("조", _TRILLION),
-]  # fmt: skip
-_GLUED_SCALES = {"k": _THOUSAND, "K": _THOUSAND, "M": _MILLION, "B": _BILLION, "bn": _BILLION, "m": _MILLION}
+_TEN = Decimal(10)
+_SCALES: list[tuple[str, Decimal]] = [(word, _TEN**power) for word, power in SCALE_WORDS]
+_GLUED_SCALES = {word: _TEN**power for word, power in GLUED_SCALES.items()}
 _SCALE_WORDS: dict[str, re.Pattern[str]] = {}
 for _first in {word[0] for word, _ in _SCALES}:
     _SCALE_WORDS[_first] = re.compile(
@@ -93,30 +85,8 @@ class Approximation(StrEnum):
     AT_MOST = "at_most"  # "nearly 190", "不到190", "knapp 190"
 
 
-_APPROXIMATIONS: dict[Approximation, tuple[str, ...]] = {
-    Approximation.ABOUT: (
-        "about", "around", "roughly", "approximately", "approx.", "approx", "some", "circa", "ca.", "~", "≈",
-        "etwa", "ungefähr", "rund", "zirka", "environ", "à peu près", "autour de", "aproximadamente",
-        "alrededor de", "unos", "unas", "cerca de", "около", "примерно", "约", "大约", "大概", "约为", "大致",
-        "約", "およそ", "大体", "약",
-    ),
-    Approximation.AT_LEAST: (
-        "over", "more than", "above", "at least", "upwards of", "exceeding", "über", "mehr als", "mindestens",
-        "gut", "plus de", "au moins", "más de", "al menos", "oltre", "più di", "более", "свыше", "超过", "逾",
-        "至少", "超",
-    ),
-    Approximation.AT_MOST: (
-        "under", "less than", "below", "nearly", "almost", "just under", "up to", "at most", "fast", "knapp",
-        "beinahe", "unter", "weniger als", "höchstens", "bis zu", "presque", "près de", "moins de",
-        "jusqu'à", "casi", "menos de", "hasta", "quasi", "meno di", "почти", "менее", "不到", "近", "将近",
-        "接近", "低于", "少于", "最多", "ほぼ",
-    ),
-}  # fmt: skip
-_APPROXIMATIONS_AFTER: dict[Approximation, tuple[str, ...]] = {
-    Approximation.ABOUT: ("左右", "前后", "上下", "程度", "ほど", "くらい", "ぐらい", "前後"),
-    Approximation.AT_LEAST: ("多", "余", "以上", "強", "+"),
-    Approximation.AT_MOST: ("以下", "未満", "弱", "不到"),
-}
+_APPROXIMATIONS = {Approximation(kind): words for kind, words in APPROXIMATIONS_BEFORE.items()}
+_APPROXIMATIONS_AFTER = {Approximation(kind): words for kind, words in APPROXIMATIONS_AFTER.items()}
 _BEFORE = re.compile(
     r"(?:^|[\s(（:：,，])(?:"
     + "|".join(
@@ -178,16 +148,6 @@ def normalise_digits(text: str) -> str:
 
 _DECISIVE = re.compile(r"(?<![\d.,])\d[\d.,]*[.,]\d+")
 _AMBIGUOUS = re.compile(r"\d[.,]\d{3}(?!\d)")
-_COMMA_LANGUAGES = re.compile(
-    r"(?<![A-Za-zÀ-ÿ])(?:der|die|das|und|ist|mit|von|für|beträgt|sind|hat|einen|eine|im|den|dem|le|la|les|et|est"
-    r"|des|du|une|avec|pour|sont|el|los|las|y|es|con|para|una|son|del|il|gli|che|sono|per|um|uma|são|não|het|een"
-    r"|zijn|Mio|Mrd|Tsd)(?![A-Za-zÀ-ÿ])|[а-яА-Я]"
-)
-_POINT_LANGUAGES = re.compile(
-    r"(?<![A-Za-z])(?:the|and|is|are|was|with|of|for|has|have|from|which|this|that|in|at)(?![A-Za-z])"
-    r"|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]",
-    re.IGNORECASE,
-)
 
 
 def decimal_mark(text: str) -> str | None:
@@ -208,15 +168,7 @@ def decimal_mark(text: str) -> str | None:
         return "." if votes["."] > votes[","] else ","
     if not _AMBIGUOUS.search(text):
         return None  # no figure whose reading depends on it: the language need not be guessed
-    comma_words = len(_COMMA_LANGUAGES.findall(text))
-    point_words = len(_POINT_LANGUAGES.findall(text))
-    if comma_words == point_words:
-        return None
-    return "," if comma_words > point_words else "."
-
-
-def german(text: str) -> bool:
-    return bool(re.search(r"(?<![A-Za-zÄÖÜäöüß])(?:und|der|die|das|ist|beträgt|Mio\.|Mrd\.)(?![A-Za-zÄÖÜäöüß])", text))
+    return decimal_mark_by_words(text)
 
 
 # --- reading figures -------------------------------------------------------------------------------------
@@ -351,10 +303,8 @@ def _scale(text: str, end: int, mantissas: list[tuple[Decimal, int]], english: b
         return Decimal(1), end
     word = match.group(0)
     scale = _SCALE_VALUES[word]
-    if word in ("Billionen", "Bio.") and english:
-        scale = _TRILLION
-    if word.lower() == "billion" and not english:
-        scale = _TRILLION
+    if word in LONG_SCALE_ONLY or (word in LONG_SCALE_BILLIONS and not english):
+        scale = _TEN**12
     return scale, end + len(spaced) - len(stripped) + match.end()
 
 

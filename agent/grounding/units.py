@@ -13,6 +13,8 @@ from decimal import Decimal
 from enum import StrEnum
 from functools import lru_cache
 
+from agent.grounding.language import UNIT_WORDS
+
 
 class Family(StrEnum):
     TEMPERATURE = "temperature"
@@ -61,32 +63,7 @@ UNITS: dict[str, Unit] = {
     **{code: Unit(code, Family.CURRENCY, Decimal(1)) for code in ("USD", "EUR", "CNY", "JPY", "GBP", "CHF", "KRW")},
 }
 
-# How units are written after a figure, in the languages Parley is used in. Longest first when matched.
-_WRITTEN: dict[str, str] = {
-    "°c": "°C", "℃": "°C", "degrees celsius": "°C", "摄氏度": "°C", "grad celsius": "°C",
-    "°": "°", "degrees": "°", "degree": "°", "grad": "°", "度": "°", "grados": "°", "degrés": "°", "gradi": "°",
-    "°f": "°F", "℉": "°F", "fahrenheit": "°F",
-    "ms": "ms", "milliseconds": "ms", "millisecond": "ms", "millisekunden": "ms", "millisecondes": "ms",
-    "milisegundos": "ms", "毫秒": "ms", "ミリ秒": "ms",
-    "s": "s", "sec": "s", "seconds": "s", "second": "s", "sekunden": "s", "secondes": "s", "segundos": "s",
-    "秒": "s", "秒钟": "s",
-    "min": "min", "minutes": "min", "minute": "min", "minuten": "min", "minutos": "min", "分钟": "min", "分間": "min",
-    "h": "h", "hours": "h", "hour": "h", "stunden": "h", "heures": "h", "horas": "h", "小时": "h", "時間": "h",
-    "days": "d", "day": "d", "tage": "d", "jours": "d", "días": "d", "天": "d", "日間": "d",
-    "mm": "mm", "cm": "cm", "m": "m", "meters": "m", "metres": "m", "meter": "m", "mètres": "m", "metros": "m",
-    "米": "m", "km": "km", "kilometers": "km", "kilometres": "km", "kilometer": "km", "公里": "km", "キロ": "km",
-    "mg": "mg", "g": "g", "grams": "g", "kg": "kg", "kilograms": "kg", "公斤": "kg", "千克": "kg", "t": "t",
-    "tonnes": "t", "tons": "t", "吨": "t",
-    "%": "%", "percent": "%", "per cent": "%", "prozent": "%", "pour cent": "%", "por ciento": "%",
-    "per cento": "%", "процентов": "%", "процента": "%", "процент": "%", "パーセント": "%",
-    "usd": "USD", "$": "USD", "us$": "USD", "dollars": "USD", "dollar": "USD", "美元": "USD", "ドル": "USD",
-    "eur": "EUR", "€": "EUR", "euro": "EUR", "euros": "EUR", "欧元": "EUR", "ユーロ": "EUR",
-    "cny": "CNY", "rmb": "CNY", "元": "CNY", "人民币": "CNY", "yuan": "CNY",
-    "jpy": "JPY", "円": "JPY", "yen": "JPY", "¥": "JPY",
-    "gbp": "GBP", "£": "GBP", "pounds": "GBP",
-    "chf": "CHF", "fr.": "CHF", "franken": "CHF",
-    "krw": "KRW", "원": "KRW", "won": "KRW",
-}  # fmt: skip
+_WRITTEN = UNIT_WORDS  # how each unit is written, in the languages Parley reads
 _LATIN_WORD_END = r"(?![A-Za-zÀ-ÿ])"
 
 

@@ -1,0 +1,294 @@
+"""Language: what the fact-checker knows of the languages answers are written in, in one place.
+
+Word lists and the small judgements made from them: which mark is a text's decimal one, whether "billion"
+is 10⁹ or 10¹², which languages' number words to read, how people write scales, units, approximations,
+decreases, citations ("according to …", "Sources:"), fractions, and which capitalised words are not names.
+The modules that read figures, dates, citations and names take their words from here; none keeps a list of
+its own. Numbers written as words are parsed by maintained libraries (`text2num`, `cn2an`); what is listed
+here is only what they do not cover (fractions, "a dozen").
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# --- decimal marks and scales -------------------------------------------------------------------------------
+
+# Words of languages that write "1.234,5" (a comma decimal mark) and of those that write "1,234.5".
+_COMMA_LANGUAGES = re.compile(
+    r"(?<![A-Za-zÀ-ÿ])(?:der|die|das|und|ist|mit|von|für|beträgt|sind|hat|einen|eine|im|den|dem|le|la|les|et|est"
+    r"|des|du|une|avec|pour|sont|el|los|las|y|es|con|para|una|son|del|il|gli|che|sono|per|um|uma|são|não|het|een"
+    r"|zijn|Mio|Mrd|Tsd)(?![A-Za-zÀ-ÿ])|[а-яА-Я]"
+)
+_POINT_LANGUAGES = re.compile(
+    r"(?<![A-Za-z])(?:the|and|is|are|was|with|of|for|has|have|from|which|this|that|in|at)(?![A-Za-z])"
+    r"|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]",
+    re.IGNORECASE,
+)
+# Languages in which "Billion"/"billion" is 10¹² (the long scale): German, French, Dutch, …
+_LONG_SCALE = re.compile(
+    r"(?<![A-Za-zÀ-ÿ])(?:und|der|die|das|ist|beträgt|Mio\.|Mrd\.|milliards?|et|est|les|des|het|een|miljard)"
+    r"(?![A-Za-zÀ-ÿ])"
+)
+
+
+def decimal_mark_by_words(text: str) -> str | None:
+    """The decimal mark the text's language uses, judged by its common words; None when they do not tell."""
+    comma_words = len(_COMMA_LANGUAGES.findall(text))
+    point_words = len(_POINT_LANGUAGES.findall(text))
+    if comma_words == point_words:
+        return None
+    return "," if comma_words > point_words else "."
+
+
+def long_scale(text: str) -> bool:
+    """True when "billion" in this text means 10¹² (German "Billion", French "billion")."""
+    return bool(_LONG_SCALE.search(text))
+
+
+# Scale words after a figure, with their power of ten (case-sensitive where case matters: "1.2M" is a million,
+# "1.2 m" a length).
+SCALE_WORDS: tuple[tuple[str, int], ...] = (
+    ("thousand", 3), ("million", 6), ("millions", 6), ("mn", 6), ("billion", 9), ("billions", 9), ("bn", 9),
+    ("trillion", 12), ("Tsd.", 3), ("Tausend", 3), ("Mio.", 6), ("Mio", 6), ("Millionen", 6), ("Million", 6),
+    ("Mrd.", 9), ("Mrd", 9), ("Milliarden", 9), ("Milliarde", 9), ("Billionen", 12), ("Bio.", 12), ("mille", 3),
+    ("milliards", 9), ("milliard", 9), ("Mds", 9), ("Md", 9), ("mil millones", 9), ("millones", 6),
+    ("millón", 6), ("billones", 12), ("billón", 12), ("mila", 3), ("milioni", 6), ("milione", 6),
+    ("miliardi", 9), ("miliardo", 9), ("milhões", 6), ("milhão", 6), ("bilhões", 9), ("bilhão", 9),
+    ("miljoen", 6), ("miljard", 9), ("mil", 3), ("тыс.", 3), ("млн", 6), ("млрд", 9), ("трлн", 12),
+    ("万亿", 12), ("千万", 7), ("百万", 6), ("十万", 5), ("万", 4), ("萬", 4), ("亿", 8), ("億", 8), ("兆", 12),
+    ("千", 3), ("천", 3), ("만", 4), ("억", 8), ("조", 12),
+)  # fmt: skip
+# Scale words that the long scale reads as 10¹² ("Billion", "billion") rather than 10⁹.
+LONG_SCALE_BILLIONS = frozenset(("billion", "Billion"))
+LONG_SCALE_ONLY = frozenset(("Billionen", "Bio."))  # 10¹² in German; never read otherwise
+# Written glued to a figure: "1.2k", "3M", "$4bn" ("m" only after a currency: "1.2m" is a length).
+GLUED_SCALES: dict[str, int] = {"k": 3, "K": 3, "M": 6, "B": 9, "bn": 9, "m": 6}
+
+# --- approximations and directions -------------------------------------------------------------------------
+
+# Written before a figure: what they say about how it relates to the exact value.
+APPROXIMATIONS_BEFORE: dict[str, tuple[str, ...]] = {
+    "about": (
+        "about", "around", "roughly", "approximately", "approx.", "approx", "some", "circa", "ca.", "~", "≈",
+        "etwa", "ungefähr", "rund", "zirka", "environ", "à peu près", "autour de", "aproximadamente",
+        "alrededor de", "unos", "unas", "cerca de", "около", "примерно", "约", "大约", "大概", "约为", "大致",
+        "約", "およそ", "大体", "약",
+    ),
+    "at_least": (
+        "over", "more than", "above", "at least", "upwards of", "exceeding", "über", "mehr als", "mindestens",
+        "gut", "plus de", "au moins", "más de", "al menos", "oltre", "più di", "более", "свыше", "超过", "逾",
+        "至少", "超",
+    ),
+    "at_most": (
+        "under", "less than", "below", "nearly", "almost", "just under", "up to", "at most", "fast", "knapp",
+        "beinahe", "unter", "weniger als", "höchstens", "bis zu", "presque", "près de", "moins de",
+        "jusqu'à", "casi", "menos de", "hasta", "quasi", "meno di", "почти", "менее", "不到", "近", "将近",
+        "接近", "低于", "少于", "最多", "ほぼ",
+    ),
+}  # fmt: skip
+APPROXIMATIONS_AFTER: dict[str, tuple[str, ...]] = {
+    "about": ("左右", "前后", "上下", "程度", "ほど", "くらい", "ぐらい", "前後"),
+    "at_least": ("多", "余", "以上", "強", "+"),
+    "at_most": ("以下", "未満", "弱", "不到"),
+}
+# Words that say a value went down: a percentage change is then read as a decrease.
+DECREASE = re.compile(
+    r"\b(?:down|fell|fall(?:en|s)?|drop(?:ped|s)?|declin\w*|decreas\w*|lower|less|cheaper|colder|cooler|shorter"
+    r"|smaller|fewer|reduc\w*|shr[aiu]nk\w*|loss|gesunken|gefallen|sank|Rückgang|weniger|niedriger|kälter|kleiner"
+    r"|billiger|verringert|baisse|diminu\w*|moins|recul\w*|chut\w*|baj[óoa]\w*|caída|descenso|menos|disminu\w*"
+    r"|reduj\w*)\b|下降|减少|降低|下跌|下滑|减|降|低|少|減少|低下|下落|減|下回",
+    re.IGNORECASE,
+)
+# "… 28 °C and 16 °C respectively": the figures follow the names in order.
+RESPECTIVELY = re.compile(
+    r"\b(?:respectively|respektive|beziehungsweise|respectivement|respectivamente|rispettivamente)\b|bzw\.|分别|分別"
+    r"|それぞれ|각각",
+    re.IGNORECASE,
+)
+
+# --- units as people write them ---------------------------------------------------------------------------
+
+# How units are written after a figure (folded) → the unit's code (agent.grounding.units). Longest first.
+UNIT_WORDS: dict[str, str] = {
+    "°c": "°C", "℃": "°C", "degrees celsius": "°C", "摄氏度": "°C", "grad celsius": "°C",
+    "°": "°", "degrees": "°", "degree": "°", "grad": "°", "度": "°", "grados": "°", "degrés": "°", "gradi": "°",
+    "°f": "°F", "℉": "°F", "fahrenheit": "°F",
+    "ms": "ms", "milliseconds": "ms", "millisecond": "ms", "millisekunden": "ms", "millisecondes": "ms",
+    "milisegundos": "ms", "毫秒": "ms", "ミリ秒": "ms",
+    "s": "s", "sec": "s", "seconds": "s", "second": "s", "sekunden": "s", "secondes": "s", "segundos": "s",
+    "秒": "s", "秒钟": "s",
+    "min": "min", "minutes": "min", "minute": "min", "minuten": "min", "minutos": "min", "分钟": "min", "分間": "min",
+    "h": "h", "hours": "h", "hour": "h", "stunden": "h", "heures": "h", "horas": "h", "小时": "h", "時間": "h",
+    "days": "d", "day": "d", "tage": "d", "jours": "d", "días": "d", "天": "d", "日間": "d",
+    "mm": "mm", "cm": "cm", "m": "m", "meters": "m", "metres": "m", "meter": "m", "mètres": "m", "metros": "m",
+    "米": "m", "km": "km", "kilometers": "km", "kilometres": "km", "kilometer": "km", "公里": "km", "キロ": "km",
+    "mg": "mg", "g": "g", "grams": "g", "kg": "kg", "kilograms": "kg", "公斤": "kg", "千克": "kg", "t": "t",
+    "tonnes": "t", "tons": "t", "吨": "t",
+    "%": "%", "percent": "%", "per cent": "%", "prozent": "%", "pour cent": "%", "por ciento": "%",
+    "per cento": "%", "процентов": "%", "процента": "%", "процент": "%", "パーセント": "%",
+    "usd": "USD", "$": "USD", "us$": "USD", "dollars": "USD", "dollar": "USD", "美元": "USD", "ドル": "USD",
+    "eur": "EUR", "€": "EUR", "euro": "EUR", "euros": "EUR", "欧元": "EUR", "ユーロ": "EUR",
+    "cny": "CNY", "rmb": "CNY", "元": "CNY", "人民币": "CNY", "yuan": "CNY",
+    "jpy": "JPY", "円": "JPY", "yen": "JPY", "¥": "JPY",
+    "gbp": "GBP", "£": "GBP", "pounds": "GBP",
+    "chf": "CHF", "fr.": "CHF", "franken": "CHF",
+    "krw": "KRW", "원": "KRW", "won": "KRW",
+}  # fmt: skip
+# "1.0832 USD per EUR", "12 € pro Stück": the unit a rate is counted per.
+PER = re.compile(r"\s*(?:per|pro|je|par|por|each|/)\s*", re.IGNORECASE)
+
+# --- dates -------------------------------------------------------------------------------------------------
+
+MONTH_LOCALES = ("en", "de", "fr", "es", "it", "pt", "nl")  # month names come from CLDR, through Babel
+# Time zones people name next to a time, as minutes east of UTC (ambiguous ones such as CST are left out).
+ZONES: dict[str, int] = {
+    "utc": 0, "gmt": 0, "z": 0, "mez": 60, "cet": 60, "mesz": 120, "cest": 120, "bst": 60, "jst": 540,
+    "kst": 540, "est": -300, "edt": -240, "pst": -480, "pdt": -420, "日本時間": 540, "日本时间": 540,
+    "北京时间": 480, "北京時間": 480, "中国时间": 480, "東京時間": 540, "韓国時間": 540, "한국 시간": 540,
+    "beijing time": 480, "tokyo time": 540,
+}  # fmt: skip
+
+# --- sentences ---------------------------------------------------------------------------------------------
+
+# "1,2 Mio. €", "ca. 180", "30. November": a point after these ends no sentence.
+ABBREVIATIONS = frozenset(
+    (
+        *("ca", "vs", "nr", "no", "dr", "mr", "mrs", "st", "bzw", "approx", "etc", "mio", "mrd", "tsd", "bio"),
+        *("mds", "md", "z.b", "e.g", "i.e", "inkl", "ggf", "usw", "fr", "mme", "env", "av"),
+    )
+)
+# Words that join two statements in one sentence: "Shanghai is 28 °C and Beijing 16 °C" is two clauses.
+CLAUSE_JOINS = re.compile(
+    r"\s(?:and|while|whereas|but|though|although|und|während|wohingegen|aber|jedoch|et|mais|alors que|tandis que"
+    r"|y|pero|mientras|e|ma|mentre|en|maar|terwijl)\s|而且|而|但是|但|然而|同时|另外|一方|一方で|에 비해",
+    re.IGNORECASE,
+)
+
+# --- citations ---------------------------------------------------------------------------------------------
+
+# "(source: get_weather)", "（来源：get_weather）", "Sources: …": what introduces the name of a source.
+SOURCE_LABELS = (
+    "sources", "source", "via", "from", "data", "tool", "tools", "references", "reference", "refs", "ref",
+    "quellen", "quelle", "laut", "nach", "sources", "fuentes", "fuente", "fonti", "fonte", "bronnen", "bron",
+    "来源", "來源", "数据来源", "資料來源", "出典", "出所", "ソース", "参考", "引用", "출처",
+)  # fmt: skip
+# "According to get_metrics, …": words before a tool's name that cite it for their sentence.
+ACCORDING_TO = (
+    "according to", "as per", "per", "based on", "as reported by", "laut", "gemäß", "nach", "zufolge", "selon",
+    "d'après", "d’après", "según", "de acuerdo con", "secondo", "segundo", "conforme", "volgens", "根据", "根據",
+    "据", "依据", "按照", "によると", "によれば", "에 따르면",
+)  # fmt: skip
+
+# --- numbers written as words -------------------------------------------------------------------------------
+
+# The languages `text2num` reads, each with a few of its most common words (to tell which to read a text in).
+_NUMBER_WORD_LANGUAGES: dict[str, re.Pattern[str]] = {
+    code: re.compile(r"(?<![^\W\d_])(?:" + words + r")(?![^\W\d_])", re.IGNORECASE)
+    for code, words in {
+        "en": "the|and|is|are|was|of|with|for|from|this|that|has|have|were",
+        "de": "der|die|das|und|ist|sind|mit|von|für|hat|haben|wurde|eine?|nicht",
+        "fr": "le|la|les|et|est|sont|avec|pour|des|du|une?|dans|ont",
+        "es": "el|los|las|y|es|son|con|para|del|una?|en|han",
+        "it": "il|gli|che|sono|è|con|per|della?|degli|una?|ha|hanno",
+        "pt": "os|as|são|com|para|um|uma|não|tem|têm|foram|está",
+        "nl": "het|een|zijn|met|voor|van|niet|heeft|werd|wordt",
+    }.items()
+}
+
+
+def number_word_languages(text: str) -> list[str]:
+    """The languages (text2num's codes) this text is most likely written in: at most two, likeliest first."""
+    votes = [(len(pattern.findall(text)), code) for code, pattern in _NUMBER_WORD_LANGUAGES.items()]
+    ranked = [code for count, code in sorted(votes, key=lambda v: -v[0]) if count]
+    return ranked[:2]
+
+
+# Fractions people write in words: the denominator's words (singular and plural) → the denominator.
+# "half" is ½ with no numerator written ("half of the tickets"); "a quarter", "drei Viertel", "trois quarts".
+FRACTION_WORDS: dict[str, int] = {
+    "half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fourth": 4, "fourths": 4,
+    "fifth": 5, "fifths": 5, "tenth": 10, "tenths": 10,
+    "hälfte": 2, "halb": 2, "halbe": 2, "drittel": 3, "viertel": 4, "fünftel": 5, "zehntel": 10,
+    "moitié": 2, "demi": 2, "demie": 2, "tiers": 3, "quart": 4, "quarts": 4, "cinquième": 5, "cinquièmes": 5,
+    "dixième": 10, "dixièmes": 10,
+    "mitad": 2, "medio": 2, "media": 2, "tercio": 3, "tercios": 3, "cuarto": 4, "cuartos": 4, "quinto": 5,
+    "quintos": 5, "décimo": 10, "décimos": 10,
+    "metà": 2, "mezzo": 2, "terzo": 3, "terzi": 3, "quarto": 4, "quarti": 4,
+    "metade": 2, "terço": 3, "terços": 3,
+    "helft": 2, "derde": 3, "derden": 3, "kwart": 4,
+}  # fmt: skip
+# Words for "one" before a denominator ("a third", "ein Viertel", "un quart", "un tercio").
+ONE_WORDS = frozenset(("a", "an", "one", "ein", "eine", "einem", "un", "une", "uno", "una", "um", "uma", "een"))
+# Words that are a number by themselves and that text2num does not read.
+DOZEN_WORDS: dict[str, int] = {
+    "dozen": 12,
+    "dozens": 12,
+    "dutzend": 12,
+    "douzaine": 12,
+    "docena": 12,
+    "dozzina": 12,
+    "dúzia": 12,
+}
+# Chinese and Japanese fractions and halves: "三分之二" is read by cn2an; these are the words it does not read.
+CJK_HALF = ("一半", "半数", "半分", "过半")
+# A Chinese or Japanese numeral counts something when one of these follows it ("三个服务", "十二颗卫星", "5社").
+CJK_COUNTERS = frozenset(
+    "个個颗顆家名位人台次项項条條份件座天倍张張只隻所款种種门門位项股户戶笔筆辆輛架艘枚本冊機社匹头頭つ回軒店棟"
+)
+# After these a numeral is a date or a time, not a quantity ("十一月", "三日", "十点").
+CJK_DATE_AFTER = frozenset("年月日号號点點时時分秒周週")
+# "3 of the 5 services": the words that join a count to its whole.
+OF_WORDS = re.compile(r"\s*(?:of(?:\s+the)?|out of|von|aus|de(?:s|\s+los|\s+las)?|sur|su|di|dei|delle|van)\s+", re.I)
+
+# --- names -------------------------------------------------------------------------------------------------
+
+# Capitalised words that are not names: sentence openers, function words, titles of sections.
+NOT_NAMES = frozenset(
+    (
+        # English
+        *("the", "a", "an", "this", "that", "these", "those", "it", "its", "it's", "they", "their", "there"),
+        *("here", "in", "on", "at", "for", "from", "by", "with", "as", "of", "to", "and", "or", "but", "so"),
+        *("both", "all", "each", "every", "overall", "total", "in total", "note", "also", "however", "yes"),
+        *("no", "not", "if", "when", "while", "since", "after", "before", "today", "yesterday", "tomorrow"),
+        *("currently", "right", "now", "then", "which", "what", "who", "how", "why", "where", "over", "under"),
+        *("about", "around", "roughly", "approximately", "nearly", "almost", "just", "only", "still", "even"),
+        *("average", "median", "latency", "revenue", "weather", "temperature", "humidity", "sources", "source"),
+        *("summary", "answer", "result", "results", "combined", "together", "altogether", "so", "thus"),
+        *("therefore", "meanwhile", "by contrast", "compared", "according", "based", "per", "via", "up", "down"),
+        *("good", "great", "sure", "ok", "okay", "p50", "p95", "p99", "median", "mean", "i", "we", "you"),
+        *("is", "are", "was", "were", "has", "have", "had", "will", "would", "can", "could", "should", "may"),
+        *("tip", "tips", "advice", "recommendation", "conclusion", "details", "breakdown", "status", "update"),
+        *("q1", "q2", "q3", "q4", "h1", "h2", "fy", "ytd", "eta", "sla", "slo", "kpi", "api", "ok", "n/a"),
+        # German, French, Spanish, Italian, Portuguese, Dutch
+        *("der", "die", "das", "ein", "eine", "im", "am", "laut", "insgesamt", "damit", "also", "aktuell"),
+        *("heute", "derzeit", "zusammen", "gesamt", "mit", "bei", "für", "und", "oder", "aber", "es", "sie"),
+        *("le", "la", "les", "un", "une", "en", "au", "aux", "selon", "au total", "actuellement", "ensemble"),
+        *("el", "los", "las", "uno", "una", "según", "hoy", "actualmente", "juntos", "entre", "lo", "il", "gli"),
+        *("o", "os", "as", "het", "een", "de", "ook", "totaal", "samen"),
+    )
+)
+# Words that end the name of an organisation: "Orion Labs", "Globex GmbH", "星河科技".
+ORGANISATION_SUFFIXES = frozenset(
+    (
+        *("labs", "lab", "inc", "inc.", "corp", "corp.", "corporation", "co", "co.", "ltd", "ltd.", "llc"),
+        *("gmbh", "ag", "se", "kg", "sa", "sas", "sarl", "srl", "spa", "bv", "nv", "plc", "group", "holdings"),
+        *("technologies", "systems", "solutions", "industries", "bank", "university", "foundation"),
+    )
+)
+CJK_ORGANISATION_SUFFIXES = (
+    "科技", "公司", "集团", "集團", "银行", "銀行", "实验室", "實驗室", "大学", "大學", "医院", "醫院",
+    "株式会社", "工業", "工业", "電機", "电机", "商事", "研究所", "基金会",
+)  # fmt: skip
+
+
+@lru_cache(maxsize=1)
+def admission_words() -> re.Pattern[str]:
+    """Words with which an answer says that part of the question could not be answered."""
+    return re.compile(
+        r"could ?n[o']t|can ?n[o']t|unable|not available|unavailable|no data|failed|timed out|konnte nicht"
+        r"|nicht verfügbar|nicht abrufbar|n'a pas pu|impossible|indisponible|no se pudo|no pude|no disponible"
+        r"|无法|未能|没能|没有获取|获取失败|超时|無法|取得できません|取得できなかった|できませんでした",
+        re.IGNORECASE,
+    )
