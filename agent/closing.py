@@ -19,6 +19,7 @@ from agent.plain import plain_text
 from agent.result import TerminationReason
 from agent.run_state import Outcome, RunState
 from agent.trace import DoneItemTicked, FinalRejected, Rejecter, TraceEvent
+from agent.wording import unbacked
 
 Emit = Callable[[RunState, TraceEvent], Awaitable[None]]
 
@@ -46,14 +47,16 @@ class Closing:
         state = self._state
         state.transcript.add_draft(draft)
         grounding = check(draft, state.sources, state.question)
-        await self._tick_from(grounding, step)
+        if grounding.ok:
+            await self._tick_from_values(grounding, step)
         done_gaps = state.checklist.gaps_for(draft)
         critic_gaps = await self._critique(draft, step, done_gaps + grounding.problems)
 
         if grounding.problems and state.answer_repairs >= self._config.limits.max_answer_repairs:
             # The detail names no number: an invented figure must not reach the user, even as a quote.
-            detail = f"{len(grounding.problems)} problem(s) remained after {state.answer_repairs} repair round(s)"
-            return Verdict(Outcome.stop(TerminationReason.UNGROUNDED_ANSWER, detail))
+            state.last_draft = grounding.sentences
+            statements = sum(1 for sentence in grounding.sentences if sentence.problems) or 1
+            return Verdict(Outcome.stop(TerminationReason.UNGROUNDED_ANSWER, unbacked(statements)))
         gaps = [*grounding.problems, *done_gaps, *critic_gaps]
         if gaps:
             state.rejected_drafts += 1
@@ -72,13 +75,13 @@ class Closing:
 
         if self._config.output.format == "json":
             return await self._json_output(draft, step, grounding.citations)
-        return Verdict(Outcome.answered(draft, grounding.citations, grounding.grounded))
+        # What people see carries the citations Parley attached where the model gave none.
+        return Verdict(Outcome.answered(grounding.answer, grounding.citations, grounding.grounded))
 
-    async def _tick_from(self, grounding: Grounding, step: int) -> None:
-        """Done items the answer's verified, cited sentences name (a fact carried from the question's words)."""
+    async def _tick_from_values(self, grounding: Grounding, step: int) -> None:
+        """Items no result names in its own words, ticked by the results whose values the answer gives them."""
         state = self._state
-        sentences = [(s.text, s.cited) for s in grounding.sentences if s.verified and s.cited]
-        for item, call_id in state.checklist.tick_from_answer(sentences):
+        for item, call_id in state.checklist.tick_from_values(grounding.backed, state.evidence):
             state.last_progress_step = step
             await self._emit(
                 state, DoneItemTicked(run_id=state.run_id, step=step, item=item.description, tool_call_id=call_id)

@@ -7,7 +7,8 @@ against the draft final's text). An evidence item is ticked by what really backs
   or in a form the question gave ("東京（Tokyo）");
 - a result reached through an earlier one: a value one call returned and a later call used as an argument
   carries the earlier call's names along ("ACME Corp" → acc_9f3 → the account's balance);
-- a sentence of the final answer that names the item's terms and cites a successful result of its tool.
+- a value a result returned that the final answer shows for the item, where no result names the item in
+  its own words (`tick_from_values`): the result is the evidence, never the answer's text alone.
 
 The planners (`planner.py`) write the checklist; this module only keeps and ticks it.
 """
@@ -15,18 +16,16 @@ The planners (`planner.py`) write the checklist; this module only keeps and tick
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.names import NamedText, fold
+from agent.grounding.names import NamedText, fold, identity_values, returned_identities
 from agent.source import Source
 
 MAX_ITEMS = 8
-MIN_CARRIED_CHARS = 3  # shorter argument values ("ok", "1") are no identity worth carrying
-MAX_CARRIED_CHARS = 64
 
 
 class DoneItem(BaseModel):
@@ -56,29 +55,15 @@ class EvidenceLog:
 
     def add(self, source: Source) -> Evidence:
         carried = [
-            earlier.text.text for value in _values(source.arguments) for earlier in self._by_value.get(value, [])
+            earlier.text.text
+            for value in identity_values(source.arguments)
+            for earlier in self._by_value.get(value, [])
         ]
         own = json.dumps([source.arguments, source.data], ensure_ascii=False, default=str)
         evidence = Evidence(source.tool, source.tool_call_id, NamedText("\n".join([own, *dict.fromkeys(carried)])))
-        for value in _values(source.data):
+        for value in returned_identities(source):
             self._by_value.setdefault(value, []).append(evidence)
         return evidence
-
-
-def _values(value: Any, depth: int = 0) -> Iterator[str]:
-    """Identity-like leaves of a payload: strings and larger integers, folded."""
-    if depth > 16:
-        return
-    if isinstance(value, dict):
-        for child in value.values():
-            yield from _values(child, depth + 1)
-    elif isinstance(value, list):
-        for child in value[:200]:
-            yield from _values(child, depth + 1)
-    elif isinstance(value, str) and MIN_CARRIED_CHARS <= len(value) <= MAX_CARRIED_CHARS:
-        yield fold(value)  # ids and names are short: prose is no identity worth carrying
-    elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 100:
-        yield str(value)
 
 
 @dataclass
@@ -97,16 +82,34 @@ class DoneChecklist:
                     newly.append((item, ev.tool_call_id))
         return newly
 
-    def tick_from_answer(self, sentences: Sequence[tuple[str, Sequence[Source]]]) -> list[tuple[DoneItem, str]]:
-        """Tick evidence items named in a verified sentence of the answer that cites a result of their tool."""
+    def tick_from_values(
+        self, backed: Sequence[tuple[str, Source]], evidence: Sequence[Evidence]
+    ) -> list[tuple[DoneItem, str]]:
+        """Tick evidence items no result names in its own words ("月活" for `metric: mau`, "ドローン" for
+        `type: drone`) by the result whose value the answer gives the item: `backed` pairs a clause of an answer
+        that passed every check with a result one of its figures rests on. Never by a clause without such a
+        value ("Shenzhen could not be fetched"), never by a result that names another item ("Shenzhen 16 °C"
+        with Beijing's 16): the result is the evidence, the answer only says which item it answers."""
+        by_call = {ev.tool_call_id: ev for ev in evidence}
         newly: list[tuple[DoneItem, str]] = []
-        for text, cited in sentences:
-            named = NamedText(text)
-            for source in cited:
-                for index, item in self._open(source.tool):
-                    if all(named.names(term, self.aliases.get(fold(term), ())) for term in item.mentions):
-                        self.ticks[index] = source.tool_call_id
-                        newly.append((item, source.tool_call_id))
+        for clause, source in backed:
+            ev = by_call.get(source.tool_call_id)
+            if ev is None:
+                continue
+            words = NamedText(clause)
+            for index, item in self._open(source.tool):
+                if not item.mentions or not all(words.names(t, self.aliases.get(fold(t), ())) for t in item.mentions):
+                    continue
+                others = [
+                    t
+                    for j, other in enumerate(self.items)
+                    if j != index and other.kind == "evidence"
+                    for t in other.mentions
+                ]
+                if any(ev.text.names(t, self.aliases.get(fold(t), ())) for t in others):
+                    continue
+                self.ticks[index] = source.tool_call_id
+                newly.append((item, source.tool_call_id))
         return newly
 
     def _open(self, tool: str) -> list[tuple[int, DoneItem]]:

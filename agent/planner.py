@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from agent.brains.base import Brain, BrainError, Message
 from agent.done import MAX_ITEMS, DoneChecklist, DoneItem
-from agent.names import aliases_in, fold, has_cjk, romanised
+from agent.grounding.names import aliases_in, fold, has_cjk, romanised
 from agent.plain import plain_text
 from agent.small_talk import is_small_talk
 from agent.text import clip, shorten
@@ -53,8 +53,10 @@ _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\ua
 _CJK_NOT_NAME = re.compile(
     r"请问|请|帮我|帮忙|查询|查一下|查查|查|看看|看一下|告诉我|今天|昨天|明天|现在|目前|实时|当前|去年|今年|分别|各|"
     r"一共|总共|合计|总计|加起来|各自|多少|几|哪个|哪些|谁|怎么样|如何|情况|天气|气温|温度|的|是|有|都|吗|呢|了|对比|比较|"
-    r"教えて|について|今日|昨日|明日|現在|天気|気温|いくら|どう|どれ|どちら|どっち|比較|から|まで|の|は|が|を|に|で|へ|も"
+    r"用表格|表格|列出|列举|给出|显示|统计|"
+    r"教えて|について|今日|昨日|明日|現在|今|天気|気温|いくら|どう|どれ|どちら|どっち|比較|から|まで|の|は|が|を|に|で|へ|も"
 )
+_CJK_KINDS = ("小组", "团队", "部门", "組", "组", "部", "市", "省", "区", "県", "都")
 _COMPARISON = re.compile(
     r"对比|比较|相比|哪个|哪里更|比較|比べ|どちら|違い|compare|comparison|versus|\bvs\b|difference|which (?:is|one)"
     r"|vergleich\w*|unterschied|welche[rs]?\b|compar\w*|différence|lequel|laquelle|diferencia|cuál",
@@ -71,7 +73,9 @@ COMPARISON_TERMS = [
     "warmer", "colder", "higher", "lower", "more", "less", "larger", "smaller", "compared", "whereas", "while",
     "difference", "both", "versus", "vs", "same", "als", "wärmer", "kälter", "höher", "niedriger", "mehr",
     "weniger", "während", "beide", "unterschied", "plus", "moins", "que", "tandis", "différence", "más", "menos",
-    "mientras", "ambos", "diferencia",
+    "mientras", "ambos", "diferencia", "por encima", "por debajo", "superior", "inferior", "faster", "slower",
+    "ahead", "behind", "above", "below", "schneller", "langsamer", "rapide", "lent", "devant", "rápido", "lento",
+    "快", "慢", "多", "少", "差", "ほう", "速い", "遅い", "差", "上回", "下回", "比べ", "倍",
 ]  # fmt: skip
 ADVICE_TERMS = [
     "建议", "推荐", "穿", "带", "おすすめ", "着", "持", "wear", "bring", "recommend", "suggest", "should", "advice",
@@ -143,8 +147,26 @@ def _enumerated(question: str) -> list[str]:
                         left.insert(0, tail)
                     break
             if right and left:
-                names += [*left, right]
-    return names
+                names += [*(_parallel(name, right) for name in left), right]
+    return [_without_kind(name) for name in names]
+
+
+def _parallel(left: str, right: str) -> str:
+    """ "die Filialen Berlin und Hamburg": a list's items are alike, so a one-word right item makes the left one
+    its last word (German capitalises every noun: "Filialen" is no part of the name)."""
+    words = left.split()
+    if len(right.split()) == 1 and len(words) > 1 and not has_cjk(left):
+        return words[-1]
+    return left
+
+
+def _without_kind(name: str) -> str:
+    """ "数据平台组" → "数据平台", "上海市" → "上海": what kind of thing a CJK name is, is no part of its name."""
+    if has_cjk(name):
+        for suffix in _CJK_KINDS:
+            if name.endswith(suffix) and len(name) - len(suffix) >= 2:
+                return name[: -len(suffix)]
+    return name
 
 
 def _bare(text: str) -> str:

@@ -82,12 +82,16 @@ class GroundingRule(StrEnum):
     PERCENT = "percent"  # a fraction as a percentage, or the reverse
     CONVERTED = "converted"  # an exact unit conversion: 183.4567 ms as 0.18 s
     DERIVED = "derived"  # a sum, difference, product, ratio, mean or percentage of cited figures
+    AGGREGATE = "aggregate"  # a count, sum or average over a list in one result ("3 of the 5 services")
     DATE = "date"  # a date or time of a result, written the usual way
     QUESTION = "question"  # the asker's own figure (or today's date)
 
 
 class GroundedFigure(BaseModel):
-    """One figure of an accepted answer and the rule that grounded it: `12 = 28 − 16 from [1], [2]`."""
+    """One figure of an accepted answer and the rule that grounded it: `12 = 28 − 16 from [1], [2]`.
+
+    `cited_by`: "answer" when the answer's own citation names the result, "parley" when the answer named none
+    (or only a tool) and Parley found the result that states it and attached the citation itself."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -95,6 +99,7 @@ class GroundedFigure(BaseModel):
     rule: GroundingRule
     how: str
     sources: list[str] = Field(default_factory=list)
+    cited_by: Literal["answer", "parley"] = "answer"
 
 
 class HeldCall(BaseModel):
@@ -136,7 +141,7 @@ class DegradedFinal(BaseModel):
     explanation: str
     completed: list[str]
     missing: list[str]
-    known_facts: list[str]
+    known_facts: list[str]  # every result's key facts, cited (those a verified sentence does not already show)
     citations: list[Citation]
     next_steps: list[str]
     verified: list[str] = Field(default_factory=list)  # sentences of the last draft that passed every check
@@ -151,8 +156,8 @@ class DegradedFinal(BaseModel):
         if self.unchecked:
             lines.append("What I could not check:")
             lines.extend(f"  • {statement}" for statement in self.unchecked)
-        if self.known_facts and not self.verified:
-            lines.append("What I found:")
+        if self.known_facts:
+            lines.append("What I found:" if not self.verified else "What else I found:")
             lines.extend(f"  • {fact}" for fact in self.known_facts)
         if self.completed:
             lines.append("Done: " + "; ".join(self.completed))

@@ -7,11 +7,15 @@ and dates an answer may show, is read by the fact-checker (`agent.grounding`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
+from typing import Any, TypeVar
 
 from agent.result import Citation
 from agent.text import clip
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -25,9 +29,18 @@ class Source:
     arguments: dict[str, Any]
     data: Any  # the payload as the model was shown it
 
-    @property
+    @cached_property
     def tag(self) -> str:
         return f"[{self.number}]"
+
+    def memo(self, key: str, build: Callable[[], T]) -> T:
+        """What `build` derives from this source, built on first use and kept with it (not a field: snapshots and
+        equality ignore it). The fact-checker keeps here what it read of the source, for every later draft."""
+        kept = self.__dict__.get(key, _MISSING)
+        if kept is _MISSING:
+            kept = build()
+            object.__setattr__(self, key, kept)  # beside the frozen fields, as functools.cached_property does
+        return kept
 
     def citation(self) -> Citation:
         return Citation(
@@ -53,3 +66,6 @@ def describe(data: Any) -> str:
     if isinstance(data, bool):
         return "yes" if data else "no"
     return str(data)
+
+
+_MISSING = object()

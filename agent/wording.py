@@ -33,7 +33,7 @@ EXPLANATIONS: dict[TerminationReason, str] = {
     TerminationReason.REPEAT_ALTERNATION: "the agent went back and forth between the same two calls ({detail})",
     TerminationReason.NO_PROGRESS: "{detail} steps went by without completing anything more",
     TerminationReason.CRITIQUE_SPIN: "the same gaps remained after repeated quality checks: {detail}",
-    TerminationReason.UNGROUNDED_ANSWER: "the draft answer could not be backed by tool results: {detail}",
+    TerminationReason.UNGROUNDED_ANSWER: "{detail}",
     TerminationReason.INVALID_OUTPUT: "the answer did not match the required format: {detail}",
     TerminationReason.IRRECOVERABLE_ERROR: "the run could not go on: {detail}",
     TerminationReason.POLICY_VIOLATION: "a policy forbids this request: {detail}",
@@ -52,7 +52,7 @@ NEXT_STEPS: dict[TerminationReason, str] = {
     TerminationReason.REPEAT_ALTERNATION: "Rephrase the question so it needs one lookup at a time.",
     TerminationReason.NO_PROGRESS: "Ask about the missing parts on their own.",
     TerminationReason.CRITIQUE_SPIN: "Ask about the missing parts on their own.",
-    TerminationReason.UNGROUNDED_ANSWER: "Ask again; the facts listed above are the ones the tools confirmed.",
+    TerminationReason.UNGROUNDED_ANSWER: "Ask again, or rely on the facts listed above: the tools confirmed them.",
     TerminationReason.INVALID_OUTPUT: "Ask again, or use the plain-text answer above.",
     TerminationReason.IRRECOVERABLE_ERROR: "Ask an operator to check the tools' access rights and configuration, or "
     "Parley's log for this run.",
@@ -66,6 +66,17 @@ NEXT_STEPS: dict[TerminationReason, str] = {
 }
 
 NOTHING_KNOWN = "No tool returned usable data, so I cannot answer without guessing."
+
+
+def unbacked(statements: int) -> str:
+    """Why a draft answer was not given as it stood, in words a person uses (no figure: it may be invented)."""
+    if statements == 1:
+        return "one statement of my answer is not backed by any tool result, so it is not shown as fact"
+    return f"{statements} statements of my answer are not backed by any tool result, so they are not shown as fact"
+
+
+def more_results(count: int) -> str:
+    return "and 1 more result" if count == 1 else f"and {count} more results"
 
 
 def explain(reason: TerminationReason, detail: str) -> str:

@@ -1,10 +1,13 @@
-"""The fact-checker's cost: checking one 2,000-character answer against 20 cited tool results.
+"""The fact-checker's cost: checking one 2,000-character answer against 20 tool results.
 
 Each result is a small JSON object of the kind teams' APIs return (ten fields: unit-bearing numbers,
-unrounded values, ISO dates, text with figures in it). Two answers of up to 2,000 characters cite them:
+unrounded values, ISO dates, text with figures in it). Three answers of up to 2,000 characters use them:
 "typical", the way strong models write a long answer (a lead-in, a bullet per region with a rounded revenue
-and a growth rate, some prose), and "dense", a table in prose (four figures a sentence, grouped and scaled,
-percentages of fractions, a sum of two cited figures, a date) — the worst case. Every run must pass.
+and a growth rate, some prose, each bullet tagged); "untagged", the same answer as weak models write it, with
+no tag at all, so that Parley must find which of the 20 results states each figure (by the region each bullet
+names) and attach the citations itself; and "dense", a table in prose (four figures a sentence, grouped and
+scaled, percentages of fractions, a sum of two cited figures, a date) — the worst case. Every run must pass,
+and the untagged one must come back with a citation Parley attached to every bullet.
 
 "cold" builds the sources anew for every check (their facts are read on first use, as in the first draft
 of a run); "warm" checks again against the same sources (a repaired draft). Samples are the wall time of
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import gc
 import platform
+import re
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -88,6 +92,11 @@ def typical_answer(made: Sequence[Source], limit: int = 2000) -> str:
     return _up_to(lines, limit, joiner="\n")
 
 
+def untagged_answer(made: Sequence[Source], limit: int = 2000) -> str:
+    """The typical answer as an 8B model writes it: not one tag."""
+    return re.sub(r" ?\[\d+\]", "", typical_answer(made, limit))
+
+
 def _up_to(parts: Sequence[str], limit: int, joiner: str = " ") -> str:
     text = ""
     for part in parts:  # whole sentences or lines, up to the limit
@@ -112,6 +121,8 @@ def measure(runs: int, write: Callable[[Sequence[Source]], str]) -> tuple[list[f
         warm.append((time.perf_counter() - started) * 1000)
         if not check.ok or not again.ok:
             raise SystemExit(f"the benchmark answer did not pass: {check.problems[:3]}")
+        if write is untagged_answer and len(check.attachments) < text.count("\n- "):
+            raise SystemExit(f"Parley attached {len(check.attachments)} citations to the untagged answer")
         figures = len(check.grounded)
     return cold, warm, figures, len(text)
 
@@ -127,7 +138,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=2000)
     args = parser.parse_args()
-    answers = {"typical": typical_answer, "dense": dense_answer}
+    answers = {"typical": typical_answer, "untagged": untagged_answer, "dense": dense_answer}
     for write in answers.values():
         measure(20, write)  # warm-up: compile the patterns, load the month names
     gc.collect()

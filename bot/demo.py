@@ -19,7 +19,7 @@ from bot.runs import RunService
 from bot.settings import Settings
 from bot.store import Database, RunOrigin
 
-DEMO_FILES = ("demo_a.yaml", "demo_b.yaml", "weather.yaml")
+DEMO_FILES = ("demo_a.yaml", "demo_b.yaml", "weather.yaml", "demo_a_8b.yaml")
 _TOOLS = TypeAdapter(list[ToolEntry])
 
 

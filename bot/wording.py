@@ -40,6 +40,7 @@ class InThread:
     REVIEWING = "🧑‍⚖️ *A person will look at this.* Why: {why}"
     WHY = "Why"
     FOUND = "What I found"
+    FOUND_MORE = "What else I found"
     VERIFIED = "What I could verify"
     UNCHECKED = "What I could not check"
     DONE = "Done"

@@ -3,6 +3,6 @@
 One face: `check(answer, sources, question) -> Grounding`. Everything else in this package is how.
 """
 
-from agent.grounding.check import Grounding, SentenceCheck, check
+from agent.grounding.checker import Grounding, SentenceCheck, check
 
 __all__ = ["Grounding", "SentenceCheck", "check"]

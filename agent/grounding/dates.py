@@ -125,6 +125,7 @@ def _patterns() -> list[tuple[re.Pattern[str], str]]:
         (re.compile(rf"(?<![\d.:/]){day}[./](?P<m>\d{{1,2}})[./](?P<year>\d{{4}}|\d{{2}})(?![\d]|\.\d)"), "dmy?"),
         (re.compile(rf"(?<!\d){year}\s*年\s*(?P<m>\d{{1,2}})\s*月(?:\s*{day}\s*[日号])?"), "ymd"),
         (re.compile(rf"(?<!\d)(?P<m>\d{{1,2}})\s*月\s*{day}\s*[日号]"), "ymd"),
+        (re.compile(r"(?<![\d.])(?P<m>\d{1,2})\s*[月월](?![\d日号])"), "ymd"),  # "11月", "10月の": a month alone
         (re.compile(rf"(?<!\d){year}\s*년\s*(?P<m>\d{{1,2}})\s*월(?:\s*{day}\s*일)?"), "ymd"),
         (re.compile(rf"(?<![\w]){day}{ordinal}\s+(?:de\s+|of\s+)?{month}(?:\s+(?:de\s+)?{year})?(?!\w)", re.I), "dm"),
         (re.compile(rf"(?<![\w]){month}\s+{day}(?:st|nd|rd|th)?(?:,?\s+{year})?(?!\w)", re.I), "dm"),

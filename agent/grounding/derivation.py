@@ -13,23 +13,26 @@ import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, DivisionByZero, InvalidOperation
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from agent.grounding.figures import Approximation, Figure, Reading, plain
-from agent.grounding.units import Family, Unit, compatible
+from agent.grounding.language import STATE_WORDS
+from agent.grounding.units import Family, Unit, compatible, unit_of_key
 
 MAX_OPERANDS = 12  # the nearest ones; a sentence pair rarely holds more figures that matter
 _HUNDRED = Decimal(100)
 
 
 class Operand(NamedTuple):
-    """A grounded figure the answer states (or the asker gave), as shown and as its source has it."""
+    """A grounded figure the answer states (or the asker gave, or a result returned), as shown and as its
+    source has it."""
 
     text: str
     values: tuple[Decimal, ...]  # as shown first, then as the tool returned it (when that differs)
     unit: Unit | None
     percent: bool
     tags: tuple[str, ...]
+    per: Unit | None = None  # a rate's "per" unit: "1.0832 USD per EUR"
 
 
 @dataclass(frozen=True)
@@ -44,15 +47,26 @@ class Derivation:
         return tuple(dict.fromkeys(tag for operand in self.operands for tag in operand.tags))
 
 
-def find_derivation(target: Figure, operands: Sequence[Operand], *, decrease: bool) -> Derivation | None:
+def find_derivation(
+    target: Figure,
+    operands: Sequence[Operand],
+    *,
+    decrease: bool,
+    exchange: bool = False,
+    anchor: Operand | None = None,
+) -> Derivation | None:
     """The first derivation of `target` from `operands` (never itself among them), or None.
 
-    `decrease`: the text around the target says it went down ("fell", "下降", "gesunken").
+    `decrease`: the text around the target says it went down ("fell", "下降", "gesunken"); `exchange`: it
+    speaks of a rate of exchange, so an amount in one currency times a bare rate may give another. `anchor`:
+    only two-operand derivations that use it (the answer's figure, with values its result did not show).
     """
-    pool = list(operands[:MAX_OPERANDS])
+    pool = [anchor, *operands[:MAX_OPERANDS]] if anchor is not None else list(operands[:MAX_OPERANDS])
     for reading in target.readings:
         low, high = interval(reading, target.approximation)
-        for formula, used, value in _candidates(target, reading, pool, decrease):
+        for formula, used, value in _candidates(target, reading, pool, decrease, exchange, anchor is None):
+            if anchor is not None and anchor not in used:
+                continue
             if low <= value <= high and inside(value, reading, target.approximation):
                 return Derivation(formula, used)
     return None
@@ -82,16 +96,16 @@ def inside(value: Decimal, reading: Reading, approximation: Approximation) -> bo
 
 
 def _candidates(
-    target: Figure, reading: Reading, pool: Sequence[Operand], decrease: bool
+    target: Figure, reading: Reading, pool: Sequence[Operand], decrease: bool, exchange: bool, trios: bool
 ) -> Iterator[tuple[str, tuple[Operand, ...], Decimal]]:
     percent = target.percent and reading.unit is not None  # the figure read as a percentage, not a fraction
     for a, b in itertools.combinations(pool, 2):
         for x, y in itertools.product(a.values, b.values):
-            yield from _symmetric(reading, percent, a, b, x, y)
+            yield from _symmetric(reading, percent, a, b, x, y, exchange, trios)
     for a, b in itertools.permutations(pool, 2):
         for x, y in itertools.product(a.values, b.values):
             yield from _ordered(reading, percent, a, b, x, y, decrease)
-    if percent:
+    if percent or not trios:
         return
     for trio in itertools.combinations(pool, 3):
         if any(op.percent for op in trio) or not all(compatible(trio[0].unit, op.unit) for op in trio):
@@ -108,9 +122,10 @@ def _candidates(
 
 
 def _symmetric(
-    reading: Reading, percent: bool, a: Operand, b: Operand, x: Decimal, y: Decimal
+    reading: Reading, percent: bool, a: Operand, b: Operand, x: Decimal, y: Decimal, exchange: bool, full: bool
 ) -> Iterator[tuple[str, tuple[Operand, ...], Decimal]]:
-    """Sum, difference (as a magnitude), mean, and product: the order of the operands does not matter."""
+    """Sum, difference (as a magnitude), mean, and product: the order of the operands does not matter.
+    `full`: the mean and the product too (not with a value the answer did not write: too many would fit)."""
     used = (a, b)
     high, low = (a, b) if x >= y else (b, a)
     if a.percent and b.percent:  # two percentages: their difference is in points ("40 % to 45 %: 5 points")
@@ -119,12 +134,26 @@ def _symmetric(
         return
     if a.percent or b.percent or percent:
         return
+    if not full and (a.unit is None) != (b.unit is None):
+        return  # with a value the answer did not write, units must be known alike: no year plus an amount
     if compatible(a.unit, b.unit) and compatible(reading.unit, a.unit) and compatible(reading.unit, b.unit):
         yield f"{plain(x + y)} = {a.text} + {b.text}", used, x + y
         yield f"{plain(abs(x - y))} = {high.text} − {low.text}", used, abs(x - y)
-        yield f"{plain((x + y) / 2)} = ({a.text} + {b.text}) / 2", used, (x + y) / 2
-    if reading.unit is None or _unit_of_product(reading.unit, a.unit, b.unit):
+        if full:
+            yield f"{plain((x + y) / 2)} = ({a.text} + {b.text}) / 2", used, (x + y) / 2
+    if full and _product_in(reading.unit, a, b, exchange):
         yield f"{plain(x * y)} = {a.text} × {b.text}", used, x * y
+
+
+def _product_in(unit: Unit | None, a: Operand, b: Operand, exchange: bool) -> bool:
+    """May `a × b` carry `unit`? One factor's unit, or a rate's ("1,000 EUR × 1.0832 USD per EUR" in USD)."""
+    for amount, rate in ((a, b), (b, a)):
+        if rate.per is not None and compatible(amount.unit, rate.per):
+            return compatible(unit, rate.unit)
+    if unit is None or _unit_of_product(unit, a.unit, b.unit):
+        return True
+    # "at an exchange rate of 1.0832": an amount in one currency times a bare rate is an amount in another.
+    return exchange and unit.family is Family.CURRENCY and (a.unit is None) != (b.unit is None)
 
 
 def _ordered(
@@ -148,7 +177,7 @@ def _ordered(
             yield f"{plain(change)} % = ({a.text} − {b.text}) / {b.text}", used, change
         elif (change < 0) == decrease:
             yield f"{plain(change)} % = ({a.text} − {b.text}) / {b.text}", used, abs(change)
-    elif reading.unit is None or (compatible(reading.unit, a.unit) and b.unit is None):
+    elif (reading.unit is None and compatible(a.unit, b.unit)) or (compatible(reading.unit, a.unit) and b.unit is None):
         try:  # a ratio, or an amount per item: "CHF 1'200'000 over 3'417 orders, CHF 351 each"
             yield f"{plain(x / y)} = {a.text} / {b.text}", used, x / y
         except (DivisionByZero, InvalidOperation):
@@ -159,3 +188,146 @@ def _unit_of_product(result: Unit, *factors: Unit | None) -> bool:
     """A product carries the unit of one factor ("47 × 12 million USD"): never a mix of two known ones."""
     known = [u for u in factors if u is not None and u.family is not Family.PERCENT]
     return len(known) <= 1 and all(compatible(result, u) for u in known)
+
+
+# --- aggregates over a list in one result ---------------------------------------------------------------------
+
+MAX_ITEMS = 500  # items of a list that are counted or summed
+MAX_DISTINCT = 12  # a field with more distinct values is a name, not a state to count by
+MAX_AGGREGATES = 400
+
+
+class Aggregate(NamedTuple):
+    """A figure a result states without writing it: how many items of a list it has, how many have a value,
+    the sum or the average of a field. `needs`: the word a sentence must say for a count by value to be the one
+    it means ("3 of the 5 services are down" counts status "down")."""
+
+    value: Decimal
+    unit: Unit | None
+    how: str
+    needs: str = ""
+    others: tuple[str, ...] = ()  # the field's other values: a sentence saying one of them counts those
+    alone: bool = True  # no other value of the field has as many items
+
+
+def aggregates_of(data: Any) -> tuple[Aggregate, ...]:
+    """Every aggregate of every list of records in `data` (a result's payload), bounded."""
+    found: list[Aggregate] = []
+    for name, items in _lists_of_records(data, "", 0):
+        found.append(Aggregate(Decimal(len(items)), None, f"the number of items in {name or 'the list'}"))
+        fields: dict[str, list[Any]] = {}
+        for item in items[:MAX_ITEMS]:
+            for key, value in item.items():
+                fields.setdefault(str(key), []).append(value)
+        for key, values in fields.items():
+            found.extend(_field_aggregates(name or "the list", key, values, len(items)))
+        if len(found) > MAX_AGGREGATES:
+            break
+    return tuple(found[:MAX_AGGREGATES])
+
+
+def extremes_of(data: Any) -> dict[str, tuple[Decimal, Decimal]]:
+    """The smallest and the largest value of each numeric field over the items of the lists in `data`."""
+    found: dict[str, tuple[Decimal, Decimal]] = {}
+    for _, items in _lists_of_records(data, "", 0):
+        fields: dict[str, list[Decimal]] = {}
+        for item in items[:MAX_ITEMS]:
+            for key, value in item.items():
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    fields.setdefault(str(key), []).append(
+                        Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+                    )
+        for key, values in fields.items():
+            if len(values) >= 2:
+                found[key] = (min(values), max(values))
+    return found
+
+
+def find_aggregate(aggregates: Sequence[Aggregate], target: Figure, words: str) -> tuple[Reading, Aggregate] | None:
+    """The aggregate `target` shows (units permitting), whose counted value, if any, `words` (its clause) says."""
+    said = words.casefold()
+    for reading in target.readings:
+        low, high = interval(reading, target.approximation)
+        for aggregate in aggregates:
+            if not low <= aggregate.value <= high or not compatible(reading.unit, aggregate.unit):
+                continue
+            if aggregate.needs and not _says(aggregate, said):
+                continue
+            if inside(aggregate.value, reading, target.approximation):
+                return reading, aggregate
+    return None
+
+
+def _says(aggregate: Aggregate, said: str) -> bool:
+    """Does a clause count what `aggregate` counts? It says its value or a word for it ("are down", "sind
+    ausgefallen", "三个宕机"); or it names none of the field's other values and no other value has as many items
+    (a state in words nobody listed)."""
+    if _named(aggregate.needs, said):
+        return True
+    return aggregate.alone and not any(_named(other, said) for other in aggregate.others)
+
+
+def _named(state: str, said: str) -> bool:
+    words = (state, *STATE_WORDS.get(state, ()))
+    return any(_stands(word, said) for word in words)
+
+
+def _stands(word: str, text: str) -> bool:
+    """`word` is in `text` as a word ("down" is not in "slowdown"; CJK words need no spaces around them)."""
+    at = text.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if not word.isascii() or (
+            (at == 0 or not text[at - 1].isalnum()) and (end == len(text) or not text[end].isalnum())
+        ):
+            return True
+        at = text.find(word, at + 1)
+    return False
+
+
+def _lists_of_records(data: Any, name: str, depth: int) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    if depth > 3:
+        return
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield from _lists_of_records(value, str(key), depth + 1)
+    elif isinstance(data, list):
+        records = [item for item in data if isinstance(item, dict)]
+        if len(records) >= 2 and len(records) == len(data):
+            yield name, records
+        for item in records[:MAX_ITEMS]:
+            for key, value in item.items():
+                if isinstance(value, list | dict):
+                    yield from _lists_of_records(value, str(key), depth + 2)
+
+
+def _field_aggregates(name: str, key: str, values: list[Any], size: int) -> Iterator[Aggregate]:
+    numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+    if len(numbers) >= 2 and len(numbers) == len(values):
+        decimals = [Decimal(repr(n)) if isinstance(n, float) else Decimal(n) for n in numbers]
+        unit, scale = unit_of_key(key)
+        total = sum(decimals, Decimal(0))
+        for value, what in ((total, "sum"), (total / len(decimals), "average")):
+            yield Aggregate(value, unit, f"the {what} of {key} over {name}")
+            if scale is not None:
+                yield Aggregate(value * scale, unit, f"the {what} of {key} over {name}")
+        return
+    if all(isinstance(v, bool) for v in values):
+        words = " ".join(part for part in key.casefold().split("_") if len(part) > 2 and part not in ("is", "has"))
+        yes = sum(1 for v in values if v)
+        alone = yes * 2 != len(values)
+        yield Aggregate(Decimal(yes), None, f"the {name} whose {key} is true", words, (), alone)
+        yield Aggregate(Decimal(len(values) - yes), None, f"the {name} whose {key} is false", words, (), alone)
+        return
+    texts = [v.strip() for v in values if isinstance(v, str)]
+    counts: dict[str, int] = {}
+    for text in texts:
+        counts[text.casefold()] = counts.get(text.casefold(), 0) + 1
+    # A state items share ("down", "up"), not a name each has once: some value repeats, or all are one.
+    if len(texts) == len(values) and len(counts) <= MAX_DISTINCT and (len(counts) < len(texts) or size == 1):
+        tally = list(counts.values())
+        for text, count in counts.items():
+            if text and len(text) <= 40:
+                others = tuple(other for other in counts if other != text)
+                alone = tally.count(count) == 1
+                yield Aggregate(Decimal(count), None, f"the {name} whose {key} is {text}", text, others, alone)

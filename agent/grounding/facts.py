@@ -39,6 +39,11 @@ class Fact(NamedTuple):
     key: str
     returned: Decimal  # the value as the tool returned it
 
+    @property
+    def from_a_name(self) -> bool:
+        """A figure in a field's name ("seats_active_30d", {"2025": …}), not a value of the result."""
+        return self.returned == self.returned.to_integral_value() and str(int(self.returned)) in self.key
+
     def shown(self) -> str:
         where = f" ({self.key})" if self.key else ""
         return f"{plain(self.returned)}{where}"
@@ -95,13 +100,15 @@ class SourceFacts:
         assert self._dates is not None
         return self._dates
 
-    def find(self, readings: Sequence[Reading], approximation: Approximation) -> tuple[Reading, Fact] | None:
+    def find(
+        self, readings: Sequence[Reading], approximation: Approximation, *, strings: bool = True
+    ) -> tuple[Reading, Fact] | None:
         """The first reading some fact gives when written as the figure shows it (units permitting) — in its
         own unit, or converted from another unit of the same kind (ms ↔ s, km ↔ m, °C ↔ °F) — with that fact.
-        Every reading is tried against the numbers before any string is read."""
+        Every reading is tried against the numbers before any string is read (`strings=False`: never)."""
         for tier in (self._numbers, None):
             if tier is None:
-                if not self._texts:
+                if not self._texts or not strings:
                     return None
                 tier = self._strings()
             for reading in readings:
@@ -117,9 +124,9 @@ class SourceFacts:
             for key, text in self._texts:
                 stamp = iso_date(text)
                 if stamp is not None:  # the commonest dated string in an API's answer: read directly
-                    facts.extend(
-                        Fact(Decimal(part), None, GroundingRule.EXACT, key, Decimal(part)) for part in _parts(text)
-                    )
+                    # Its year may stand as a figure ("in 2026"); its month and day are no counts ("eleven").
+                    year = Decimal(text[:4])
+                    facts.append(Fact(year, None, GroundingRule.EXACT, key, year))
                     dates.append(stamp)
                 else:
                     facts.extend(_text_facts(key, text))
@@ -169,7 +176,7 @@ def _leaves(value: Any) -> list[tuple[str, Any]]:
                     name = name if isinstance(name, str) else str(name)
                     numbers = _numbers_in_name(name)
                     if numbers:  # a year as a key ({"2025": …}) or a figure in a name ("seats_active_30d")
-                        leaves.extend((key, number) for number in numbers)
+                        leaves.extend((name, number) for number in numbers)
                     # {"key": "cost_per_satellite_musd", "value": 12}: the value is named by its key.
                     if name == "value" and isinstance(named, str):
                         name = named
@@ -217,14 +224,74 @@ def _units_allow(unit: Unit | None, fact: Fact) -> bool:
     return compatible(unit, fact.unit)
 
 
-_FACTS = "_grounding_facts"
-
-
 def facts_of(source: Source) -> SourceFacts:
-    """The source's facts, read on first use and kept with it: every draft of a run is checked against every
-    source, and a source no figure asks about is never read."""
-    cached = source.__dict__.get(_FACTS)
-    if cached is None:
-        cached = SourceFacts.of(source.arguments, source.data)
-        object.__setattr__(source, _FACTS, cached)  # a cache beside the frozen fields, not one of them
-    return cached
+    """The source's facts, read on first use: every draft of a run is checked against every source, and a
+    source no figure asks about is never read."""
+    return source.memo("facts", lambda: SourceFacts.of(source.arguments, source.data))
+
+
+def returned(source: Source, limit: int) -> list[Fact]:
+    """Up to `limit` numbers of the result's data as it returned them — not its call's arguments, not figures
+    in its field names: operands of a derivation the answer did not write out ("50 of the 200 are open" where
+    the result says 150 resolved)."""
+    return source.memo(
+        "returned",
+        lambda: [
+            fact
+            for key, leaf in _data_leaves(source.data)
+            if not isinstance(leaf, str)
+            for fact in _number_facts(key, leaf)
+            if fact.rule is GroundingRule.EXACT
+        ],
+    )[:limit]
+
+
+def inputs_of(sources: Sequence[Source]) -> dict[int, tuple[Source, ...]]:
+    """For each result, the earlier results whose values its call used: "calculator(47 * 12)" used 47 from
+    [1] and 12 from [2], so an answer citing the product rests on those two as well."""
+    inputs: dict[int, tuple[Source, ...]] = {}
+    for at, source in enumerate(sources):
+        used = _argument_values(source)
+        if used:
+            inputs[source.number] = tuple(earlier for earlier in sources[:at] if used & _returned_values(earlier))
+    return inputs
+
+
+def _argument_values(source: Source) -> frozenset[Decimal]:
+    def read() -> frozenset[Decimal]:
+        values: set[Decimal] = set()
+        for _, leaf in _leaves(source.arguments):
+            if isinstance(leaf, str):
+                values.update(r.value for f in read_figures(normalise_digits(leaf)) for r in f.readings[:1])
+            else:
+                values.update(f.value for f in _number_facts("", leaf))
+        return frozenset(v for v in values if _distinctive(v))
+
+    return source.memo("argument_values", read)
+
+
+def _returned_values(source: Source) -> frozenset[Decimal]:
+    return frozenset(fact.value for fact in returned(source, MAX_LEAVES))
+
+
+def _data_leaves(data: Any) -> list[tuple[str, Any]]:
+    """The data's numbers and strings, with their fields, in the result's order (no numbers of field names)."""
+    leaves: list[tuple[str, Any]] = []
+    stack: list[tuple[str, Any, int]] = [("", data, 0)]
+    while stack and len(leaves) < MAX_LEAVES:
+        key, item, level = stack.pop(0)
+        if isinstance(item, _SCALARS) and item is not True and item is not False:
+            leaves.append((key, item))
+        elif isinstance(item, dict) and level < 8:
+            named = item.get("key")
+            stack.extend(
+                (named if k == "value" and isinstance(named, str) else str(k), v, level + 1) for k, v in item.items()
+            )
+        elif isinstance(item, list | tuple) and level < 8:
+            stack.extend((key, child, level + 1) for child in item[:MAX_LEAVES])
+    return leaves
+
+
+def _distinctive(value: Decimal) -> bool:
+    """A value worth tracing from result to call: not 0, 1 or 2, which any two results share by chance."""
+    return abs(value) >= 10 or value != value.to_integral_value()

@@ -23,6 +23,7 @@ from agent.grounding.language import (
     GLUED_SCALES,
     LONG_SCALE_BILLIONS,
     LONG_SCALE_ONLY,
+    PER,
     SCALE_WORDS,
     decimal_mark_by_words,
 )
@@ -48,6 +49,7 @@ _NUMBER = re.compile(
     re.VERBOSE,
 )
 _ANY_DIGIT = re.compile(r"\d")
+_IDENTIFIER = re.compile(r"(?<![\w-])[A-Za-z][\w]*-(?:\d+-)+$")  # what precedes the last part of "FAC-2026-131"
 MAX_FIGURE_CHARS = 40
 # "12億3456万7890円", "5亿6400万": several scaled chunks, largest first, read as one figure.
 _CJK_COMPOUND = re.compile(
@@ -122,6 +124,7 @@ class Figure(NamedTuple):
     approximation: Approximation = Approximation.EXACT
     percent: bool = False
     number: str = ""  # the digits as written, without unit or scale: what a message about it quotes
+    per: Unit | None = None  # a rate's unit it is counted per: "1.0832 USD per EUR" is per EUR
 
     @property
     def value(self) -> Decimal:
@@ -198,6 +201,8 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
             continue
         if end - match.start() > MAX_FIGURE_CHARS:
             continue  # a 40-digit run is an identifier or a hash, not a quantity anyone states
+        if _IDENTIFIER.search(text, max(0, match.start() - 24), match.start()):
+            continue  # FAC-2026-131, INC-2026-0042: the tail of an identifier
         mantissas = _mantissas(match, mark)
         if not mantissas:
             continue
@@ -213,6 +218,7 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
         end += used
         if unit is None and match.start() > 0:
             unit = unit_before(text[max(0, match.start() - 4) : match.start()])
+        per, end = _per(text, end) if unit is not None else (None, end)
         approximation = _approximation(text, match.start(), end)
         readings = _readings(mantissas, scale, unit, negative, approximation)
         figures.append(
@@ -224,9 +230,40 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
                 approximation=approximation,
                 percent=unit is not None and unit.family is Family.PERCENT,
                 number=match.group(0),
+                per=per,
             )
         )
     return sorted(figures, key=lambda f: f.start)
+
+
+def _per(text: str, end: int) -> tuple[Unit | None, int]:
+    """ "… USD per EUR", "… €/kg": the unit a rate is counted per, and where it ends."""
+    joint = PER.match(text, end)
+    if joint is None:
+        return None, end
+    unit, used = unit_after(text[joint.end() : joint.end() + 24])
+    if unit is None or _glued_letters(text, joint.end(), used):
+        return None, end
+    return unit, joint.end() + used
+
+
+def word_figure(
+    text: str, start: int, end: int, value: Decimal, precision: Decimal, words: str, *, unit: Unit | None = None
+) -> Figure:
+    """A figure written in words ("twelve", "三分之二"; `agent.grounding.words`), read as one in digits is: with
+    the unit written after it (or the one its words say: "百分之七十五") and the approximation before it."""
+    used = 0
+    if unit is None:
+        unit, used = unit_after(text[end : end + 24])
+        if unit is not None and _glued_letters(text, end, used):
+            unit, used = None, 0
+    end += used
+    approximation = _approximation(text, start, end)
+    readings = [Reading(value, precision, unit)]
+    percent = unit is not None and unit.family is Family.PERCENT
+    if percent:
+        readings.append(Reading(value / 100, precision / 100, None))
+    return Figure(text[start:end].strip(), start, end, tuple(readings), approximation, percent, words)
 
 
 def _compound(match: re.Match[str], text: str) -> Figure:

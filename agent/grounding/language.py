@@ -101,12 +101,68 @@ DECREASE = re.compile(
     r"|reduj\w*)\b|下降|减少|降低|下跌|下滑|减|降|低|少|減少|低下|下落|減|下回",
     re.IGNORECASE,
 )
+# A rate of exchange: an amount in one currency times a bare rate may be an amount in another.
+EXCHANGE = re.compile(
+    r"\b(?:exchange|fx|rate|rates|kurs|wechselkurs|umgerechnet|taux|change|cambio|tasa|tipo de cambio)\b|汇率|匯率"
+    r"|為替|レート|換算|换算",
+    re.IGNORECASE,
+)
 # "… 28 °C and 16 °C respectively": the figures follow the names in order.
 RESPECTIVELY = re.compile(
     r"\b(?:respectively|respektive|beziehungsweise|respectivement|respectivamente|rispettivamente)\b|bzw\.|分别|分別"
     r"|それぞれ|각각",
     re.IGNORECASE,
 )
+
+# "The slowest endpoint … 912 ms": a superlative says a figure is the largest (or the smallest) of its kind.
+HIGHEST = re.compile(
+    r"\b(?:highest|largest|biggest|the most|maximum|max|peak|greatest|höchste\w*|größte\w*|meiste\w*|maximal\w*"
+    r"|le plus|la plus|máxim\w*|mayor|más alt\w*|più alt\w*|massim\w*)\b|最高|最大|最多|最长",
+    re.IGNORECASE,
+)
+LOWEST = re.compile(
+    r"\b(?:lowest|smallest|the least|fewest|minimum|min|niedrigste\w*|kleinste\w*|wenigste\w*|minimal\w*|le moins"
+    r"|la moins|plus bas\w*|plus petit\w*|mínim\w*|menor|más baj\w*|più bass\w*)\b|最低|最小|最少|最短",
+    re.IGNORECASE,
+)
+EXTREME = re.compile(  # largest or smallest, depending on what is measured: "slowest" latency, "fastest" runner
+    r"\b(?:slowest|fastest|best|worst|hottest|coldest|warmest|coolest|busiest|quietest|cheapest|dearest"
+    r"|langsamste\w*|schnellste\w*|beste\w*|schlechteste\w*|wärmste\w*|kälteste\w*|plus lent\w*|plus rapide\w*"
+    r"|meilleur\w*|pire|más lent\w*|más rápid\w*|mejor|peor)\b|最慢|最快|最好|最差|最热|最冷|最も|一番",
+    re.IGNORECASE,
+)
+# Common states a result's items are in, and the words answers use for them: a count by state ("3 of the 5
+# services are down", "三个宕机", "2 sind fehlgeschlagen") is checked against the state its sentence names.
+STATE_WORDS: dict[str, tuple[str, ...]] = {
+    "down": (
+        "down", "offline", "outage", "unavailable", "ausgefallen", "nicht erreichbar", "gestört", "en panne",
+        "hors service", "indisponible", "caído", "caídos", "caída", "caídas", "fuera de servicio", "宕机", "故障",
+        "离线", "不可用", "挂了", "停止", "ダウン", "障害",
+    ),
+    "up": (
+        "up", "online", "running", "available", "operational", "läuft", "laufen", "verfügbar", "erreichbar",
+        "en ligne", "disponible", "disponibles", "opérationnel", "en marcha", "funcionando", "operativo",
+        "正常", "在线", "可用", "运行", "稼働", "稼動",
+    ),
+    "failed": (
+        "failed", "failure", "fehlgeschlagen", "gescheitert", "échoué", "échec", "fallido", "fallaron", "失败", "失敗",
+    ),
+    "succeeded": (
+        "succeeded", "successful", "success", "erfolgreich", "durchgelaufen", "réussi", "exitoso", "成功",
+    ),
+    "degraded": ("degraded", "beeinträchtigt", "eingeschränkt", "dégradé", "degradado", "降级", "劣化"),
+    "healthy": ("healthy", "gesund", "sain", "saludable", "健康", "正常"),
+    "unhealthy": ("unhealthy", "ungesund", "défaillant", "no saludable", "不健康", "異常"),
+    "open": ("open", "offen", "ouvert", "ouverts", "abierto", "abiertos", "未解决", "未対応", "未完了"),
+    "closed": ("closed", "geschlossen", "fermé", "fermés", "cerrado", "cerrados", "已关闭", "クローズ"),
+    "resolved": ("resolved", "gelöst", "résolu", "résolus", "resuelto", "resueltos", "已解决", "解決"),
+    "pending": ("pending", "ausstehend", "en attente", "pendiente", "待处理", "保留"),
+    "active": ("active", "aktiv", "actif", "actifs", "activo", "activos", "活跃", "有効"),
+    "inactive": ("inactive", "inaktiv", "inactif", "inactivo", "不活跃", "無効"),
+    "busy": ("busy", "belegt", "ausgelastet", "occupé", "occupés", "ocupado", "ocupados", "忙", "使用中"),
+    "idle": ("idle", "frei", "leerlauf", "inactif", "libre", "libres", "ocioso", "空闲", "アイドル"),
+    "draining": ("draining", "drain", "vidange", "drenando", "排空"),
+}  # fmt: skip
 
 # --- units as people write them ---------------------------------------------------------------------------
 
@@ -184,25 +240,34 @@ ACCORDING_TO = (
 # --- numbers written as words -------------------------------------------------------------------------------
 
 # The languages `text2num` reads, each with a few of its most common words (to tell which to read a text in).
-_NUMBER_WORD_LANGUAGES: dict[str, re.Pattern[str]] = {
-    code: re.compile(r"(?<![^\W\d_])(?:" + words + r")(?![^\W\d_])", re.IGNORECASE)
-    for code, words in {
-        "en": "the|and|is|are|was|of|with|for|from|this|that|has|have|were",
-        "de": "der|die|das|und|ist|sind|mit|von|für|hat|haben|wurde|eine?|nicht",
-        "fr": "le|la|les|et|est|sont|avec|pour|des|du|une?|dans|ont",
-        "es": "el|los|las|y|es|son|con|para|del|una?|en|han",
-        "it": "il|gli|che|sono|è|con|per|della?|degli|una?|ha|hanno",
-        "pt": "os|as|são|com|para|um|uma|não|tem|têm|foram|está",
-        "nl": "het|een|zijn|met|voor|van|niet|heeft|werd|wordt",
-    }.items()
-}
+_NUMBER_WORD_LANGUAGES = re.compile(
+    r"(?<![^\W\d_])(?:"
+    + "|".join(
+        f"(?P<{code}>{words})"
+        for code, words in {
+            "en": "the|and|is|are|was|of|with|for|from|this|that|has|have|were",
+            "de": "der|die|das|und|ist|sind|mit|von|für|hat|haben|wurde|wurden|eine?|einen|nicht|im|am|zum|zur|auf"
+            "|bei|damit|lag|liegt|liegen|auch|noch|über|bis|insgesamt|gestern|heute",
+            "fr": "le|la|les|et|est|sont|avec|pour|des|du|une?|dans|ont",
+            "es": "el|los|las|y|es|son|con|para|del|una?|en|han",
+            "it": "il|gli|che|sono|è|con|per|della?|degli|una?|ha|hanno",
+            "pt": "os|as|são|com|para|um|uma|não|tem|têm|foram|está",
+            "nl": "het|een|zijn|met|voor|van|niet|heeft|werd|wordt",
+        }.items()
+    )
+    + r")(?![^\W\d_])",
+    re.IGNORECASE,
+)
+LANGUAGE_SAMPLE = 1200  # characters a text's language is judged by
 
 
 def number_word_languages(text: str) -> list[str]:
     """The languages (text2num's codes) this text is most likely written in: at most two, likeliest first."""
-    votes = [(len(pattern.findall(text)), code) for code, pattern in _NUMBER_WORD_LANGUAGES.items()]
-    ranked = [code for count, code in sorted(votes, key=lambda v: -v[0]) if count]
-    return ranked[:2]
+    votes: dict[str, int] = {}
+    for match in _NUMBER_WORD_LANGUAGES.finditer(text, 0, LANGUAGE_SAMPLE):
+        if match.lastgroup:
+            votes[match.lastgroup] = votes.get(match.lastgroup, 0) + 1
+    return sorted(votes, key=lambda code: -votes[code])[:2]
 
 
 # Fractions people write in words: the denominator's words (singular and plural) → the denominator.

@@ -132,6 +132,9 @@ def unit_of_key(key: str) -> tuple[Unit | None, Decimal | None]:
     words = _KEY_WORD.findall(key.lower())
     unit: Unit | None = None
     scale: Decimal | None = None
+    if "per" in words[1:] and any(w in _KEY_UNITS for w in words[: words.index("per")]):
+        words = words[: words.index("per")]  # "usd_per_eur" counts USD (per EUR); "cost_per_item_usd" counts USD
+        return (UNITS[_KEY_UNITS[next(w for w in reversed(words) if w in _KEY_UNITS)]], None)
     for word in words[1:] if len(words) > 1 else words[-1:]:
         if word in _KEY_SCALES:
             scale = _KEY_SCALES[word]

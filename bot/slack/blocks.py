@@ -187,7 +187,7 @@ def _partial(result: RunResult) -> list[dict[str, Any]]:
         f"*{InThread.WHY}*\n{escape(explanation)}",
         _bullets(InThread.VERIFIED, verified),
         _bullets(InThread.UNCHECKED, degraded.unchecked if degraded else []),
-        _bullets(InThread.FOUND, degraded.known_facts if degraded and not verified else []),
+        _bullets(InThread.FOUND if not verified else InThread.FOUND_MORE, degraded.known_facts if degraded else []),
         _bullets(InThread.DONE, result.completed),
         _bullets(InThread.MISSING, result.missing),
         _bullets(InThread.NEXT_STEPS, degraded.next_steps if degraded else []),

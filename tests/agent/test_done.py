@@ -105,13 +105,31 @@ def test_done_item_is_ticked_through_an_id_carried_from_one_call_to_the_next():
     assert [call for _, call in checklist.tick_from(log[2:])] == ["c2"]
 
 
-def test_done_item_is_ticked_by_a_verified_answer_sentence_citing_its_tool():
+def test_done_item_no_result_names_is_ticked_by_the_result_whose_value_the_answer_gives_it():
     checklist = DoneChecklist(
-        [DoneItem(description="Satellites Zephyr Labs launched", tool="knowledge_lookup", mentions=["Zephyr Labs"])]
+        [
+            DoneItem(description="月活", tool="get_metrics", mentions=["月活"]),
+            DoneItem(description="日活", tool="get_metrics", mentions=["日活"]),
+        ]
     )
-    lookup = Source(1, "knowledge_lookup", "c1", 1, {"key": "satellites_launched"}, {"value": 47})
-    assert checklist.tick_from(evidence(lookup)) == []  # the company's name is in the question, not the result
-    weather = Source(2, "get_weather", "c2", 2, {"city": "Paris"}, {})
-    assert checklist.tick_from_answer([("Zephyr Labs launched 47 satellites [2]", [weather])]) == []
-    ticked = checklist.tick_from_answer([("Zephyr Labs launched 47 satellites [1]", [lookup])])
-    assert [call for _, call in ticked] == ["c1"]
+    mau = Source(1, "get_metrics", "c1", 1, {"metric": "mau"}, {"metric": "mau", "value": 1200000})
+    dau = Source(2, "get_metrics", "c2", 1, {"metric": "dau"}, {"metric": "dau", "value": 340000})
+    log = evidence(mau, dau)
+    assert checklist.tick_from(log) == []  # the results say "mau" and "dau", never 月活 or 日活
+    ticked = checklist.tick_from_values([("月活为120万", mau), ("日活为34万", dau)], log)
+    assert [(item.description, call) for item, call in ticked] == [("月活", "c1"), ("日活", "c2")]
+
+
+def test_done_item_is_never_ticked_by_a_value_of_a_result_about_another_item():
+    checklist = DoneChecklist(
+        [
+            DoneItem(description="Shanghai", tool="get_weather", mentions=["上海"]),
+            DoneItem(description="Shenzhen", tool="get_weather", mentions=["深圳"]),
+        ]
+    )
+    shanghai = Source(1, "get_weather", "c1", 1, {"city": "上海"}, {"temp_c": 28})
+    log = evidence(shanghai)
+    assert [call for _, call in checklist.tick_from(log)] == ["c1"]
+    # "Shenzhen 28 °C" with Shanghai's value: the answer's words cannot make Shanghai's result Shenzhen's.
+    assert checklist.tick_from_values([("Shenzhen 28°C", shanghai)], log) == []
+    assert checklist.open_evidence()[0].description == "Shenzhen"

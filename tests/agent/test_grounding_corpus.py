@@ -7,12 +7,16 @@ HTTP to the fake `/v1/chat/completions`, the planner and the critic asked too (t
 accepts every draft, so only Parley's own checks stand between a near-miss and the asker). A model that
 wrote a near-miss insists on it when asked to repair it.
 
-A correct answer must end `solved` with the answer exactly as written; a near-miss must never end `solved`,
-and no sentence that failed the check may reach the asker. The rates are printed at the end of the session.
+Answers cite the way real models cite (`style`): Parley's `[n]` tags, none at all, a tool's name, tags at the
+end of a paragraph, footnotes, `【n】`, "according to …", a list of sources, Markdown, numbers in words, tables.
+A correct answer must end `solved` with the answer as written except for the citations Parley attached where
+the answer gave none; a near-miss must never end `solved`, and no sentence that failed the check may reach the
+asker. The rates are printed at the end of the session, with the styles they cover.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Literal
@@ -34,6 +38,8 @@ from tests.fakes.scripted_llm import ScriptedLLM, Unrecorded
 CORPUS = Path(__file__).parent / "corpus"
 LENIENT_CRITIC = {"satisfied": True, "gaps": [], "next_action": "finalize"}
 OUTCOMES: dict[str, list[bool]] = defaultdict(list)  # "correct" / "wrong" → kept / caught, for the summary
+STYLES: dict[str, set[str]] = defaultdict(set)  # "correct" / "wrong" → the citation styles run
+_MARKER = re.compile(r"\s?\[\d{1,3}\]")
 
 
 class Call(BaseModel):
@@ -116,10 +122,16 @@ async def test_grounding_corpus_case(case: Case, llm_server: FakeLLMServer, http
 
     result = await agent.run(case.question)
 
+    STYLES[case.kind].add(case.style or "tagged")
     if case.kind == "correct":
-        OUTCOMES["correct"].append(result.status is RunStatus.SOLVED and result.answer == case.final)
+        kept = result.status is RunStatus.SOLVED and only_citations_added(result.answer, case.final)
+        OUTCOMES["correct"].append(kept)
         assert result.status is RunStatus.SOLVED, (result.termination_reason, result.answer)
-        assert result.answer == case.final
+        assert only_citations_added(result.answer, case.final), result.answer
+        by_parley = [g for g in result.grounding if g.cited_by == "parley"]
+        assert all("cited by Parley" in g.how for g in by_parley)
+        if result.answer != case.final:
+            assert by_parley, "Parley changed the answer without citing any figure itself"
         return
     OUTCOMES["wrong"].append(result.status is not RunStatus.SOLVED)
     assert result.status is not RunStatus.SOLVED, f"a near-miss got through ({case.note}): {result.grounding}"
@@ -129,6 +141,27 @@ async def test_grounding_corpus_case(case: Case, llm_server: FakeLLMServer, http
     assert not leaked, f"a sentence that failed the check reached the asker: {leaked}"
 
 
+def only_citations_added(shown: str, written: str) -> bool:
+    """`shown` is `written` with nothing but citation tags (" [2]", "[2]") inserted."""
+    i = j = 0
+    while i < len(shown):
+        marker = _MARKER.match(shown, i)
+        if marker is not None and not written.startswith(marker.group(0), j):
+            i = marker.end()  # a tag the answer did not have: Parley's
+        elif j < len(written) and shown[i] == written[j]:
+            i, j = i + 1, j + 1
+        else:
+            return False
+    return j == len(written)
+
+
+def test_only_citations_added_refuses_any_other_change() -> None:
+    assert only_citations_added("Shanghai 28°C [1], Beijing 16°C[2].", "Shanghai 28°C, Beijing 16°C.")
+    assert not only_citations_added("Shanghai 29°C [1].", "Shanghai 28°C.")
+    assert not only_citations_added("Shanghai 28°C [1]", "Shanghai 28°C.")
+    assert only_citations_added("Shanghai 28°C [1] and Beijing [2] 16°C [2].", "Shanghai 28°C and Beijing [2] 16°C.")
+
+
 def corpus_summary() -> list[str]:
     """The two rates, for the end of the test session (tests/conftest.py prints them)."""
     lines = []
@@ -136,5 +169,8 @@ def corpus_summary() -> list[str]:
         outcomes = OUTCOMES.get(kind, [])
         if outcomes:
             share = 100 * sum(outcomes) / len(outcomes)
-            lines.append(f"grounding corpus: {kind} answers {verb}: {sum(outcomes)}/{len(outcomes)} ({share:.0f} %)")
+            styles = ", ".join(sorted(STYLES[kind]))
+            lines.append(
+                f"grounding corpus: {kind} answers {verb}: {sum(outcomes)}/{len(outcomes)} ({share:.0f} %) — {styles}"
+            )
     return lines

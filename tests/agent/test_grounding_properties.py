@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from agent.grounding import check as check_answer
 from agent.grounding.dates import read_dates
 from agent.grounding.figures import read_figures
-from agent.names import NamedText, aliases_in
+from agent.grounding.names import NamedText, aliases_in
 from agent.planner import plan_by_rules
 from agent.small_talk import is_small_talk
 from agent.source import Source

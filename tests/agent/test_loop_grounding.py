@@ -46,9 +46,17 @@ async def test_loop_partial_answer_keeps_verified_sentences_and_never_shows_the_
     assert result.termination_reason is TerminationReason.UNGROUNDED_ANSWER
     assert result.degraded is not None
     assert result.degraded.verified == ["Shanghai is at 28 °C and cloudy [1]."]
-    assert result.degraded.unchecked == ["Beijing is at … [2]. — a figure matches no tool result"]
+    assert result.degraded.unchecked == [
+        "Beijing is at [not backed by any result] [2]. — a figure matches no tool result"
+    ]
     assert "19" not in result.answer
     assert "Shanghai is at 28 °C and cloudy [1]." in result.answer
+    assert result.degraded.explanation == (
+        "one statement of my answer is not backed by any tool result, so it is not shown as fact"
+    )
+    # Beijing's own result is listed with its facts: the run confirmed them even though the draft misquoted them.
+    assert result.degraded.known_facts == ["get_weather(city: Beijing): temp_c: 16 [2]"]
+    assert "problem(s)" not in result.answer and "repair round" not in result.answer
 
 
 async def test_loop_thanks_gets_a_plain_reply_without_tools_or_an_llm_plan():

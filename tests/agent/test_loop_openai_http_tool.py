@@ -10,7 +10,6 @@ import json
 import httpx
 
 from agent import ErrorLevel, FinalRejected, OutcomeKind, RetryScheduled, RunStatus, TerminationReason
-from agent.wording import REPAIR_ANSWER
 from tests.agent.llm_agent import builtins, finished, llm_agent, tool_messages
 from tests.agent.toolbox import eventually
 from tests.agent.weather_api import ENV, SECRET, weather_entry
@@ -125,29 +124,24 @@ async def test_openai_loop_five_identical_misspelled_calls_stop_at_the_threshold
     assert "CITY_NOT_FOUND" in result.answer
 
 
-async def test_openai_loop_final_without_citations_is_repaired(
+async def test_openai_loop_final_without_citations_is_cited_by_parley(
     llm_server: FakeLLMServer, http_api: FakeHttpApi, http_client: httpx.AsyncClient
 ) -> None:
     http_api.route("/v1/current/上海", SHANGHAI)
     http_api.route("/v1/current/北京", BEIJING)
     uncited = GOOD_FINAL.replace(" [1]", "").replace(" [2]", "")
-    script = {
-        "plan": PLAN,
-        "decisions": [{"calls": [weather("上海"), weather("北京")]}, {"final": uncited}, {"final": GOOD_FINAL}],
-    }
+    script = {"plan": PLAN, "decisions": [{"calls": [weather("上海"), weather("北京")]}, {"final": uncited}]}
     llm = serve(llm_server, script)
 
     async with agent_for(llm_server, http_api, http_client) as (agent, recorder):
         result = await agent.run(TWO_CITIES)
 
-    rejected = recorder.of(FinalRejected)
-    assert [r.by for r in rejected] == ["grounding"]
-    assert "the answer cites no tool result" in rejected[0].gaps
-    repair = llm.requests_of(RequestKind.DECIDE)[2]["messages"][-1]
-    assert repair["role"] == "system" and repair["content"].startswith(REPAIR_ANSWER.split("{")[0])
+    assert recorder.of(FinalRejected) == []
     assert result.status is RunStatus.SOLVED
+    assert result.answer.startswith("上海 28°C [1]，多云；北京 22°C [2]，晴。")
     assert [(c.marker, c.tool_call_id) for c in result.citations] == [("[1]", "call_1"), ("[2]", "call_2")]
-    assert llm.count(RequestKind.DECIDE) == 3
+    assert all(g.cited_by == "parley" and "cited by Parley" in g.how for g in result.grounding)
+    assert llm.count(RequestKind.DECIDE) == 2  # no repair round: nothing was left to attribute
 
 
 async def test_openai_loop_three_parallel_calls_with_one_timeout_write_back_each(

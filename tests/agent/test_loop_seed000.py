@@ -95,7 +95,34 @@ async def test_loop_shanghai_only_final_is_rejected_and_the_run_continues():
     assert result.missing == []
 
 
-async def test_loop_final_without_citations_is_repaired():
+async def test_loop_final_without_citations_is_cited_by_parley_not_sent_back():
+    tool = ScriptedTool("get_weather", weather_lookup)
+    uncited = GOOD_FINAL.replace(" [1]", "").replace(" [2]", "")
+    brain = replay(
+        [
+            {
+                "calls": [
+                    {"tool": "get_weather", "args": {"city": "上海"}},
+                    {"tool": "get_weather", "args": {"city": "北京"}},
+                ]
+            },
+            {"final": uncited},
+        ]
+    )
+    agent, recorder = make_agent(brain, [tool])
+
+    result = await agent.run(TWO_CITIES)
+
+    assert recorder.of(FinalRejected) == []
+    assert result.status is RunStatus.SOLVED and result.llm_calls == 2
+    assert (
+        result.answer == "上海 28°C [1]，多云；北京 22°C [2]，晴。上海比北京更热。建议：上海穿短袖，北京带一件薄外套。"
+    )
+    assert {c.marker for c in result.citations} == {"[1]", "[2]"}
+    assert [(g.figure, g.cited_by) for g in result.grounding] == [("28°C", "parley"), ("22°C", "parley")]
+
+
+async def test_loop_final_citing_nothing_parley_can_attribute_is_repaired():
     tool = ScriptedTool("get_weather", weather_lookup)
     brain = replay(
         [
@@ -105,7 +132,7 @@ async def test_loop_final_without_citations_is_repaired():
                     {"tool": "get_weather", "args": {"city": "北京"}},
                 ]
             },
-            {"final": GOOD_FINAL.replace(" [1]", "").replace(" [2]", "")},
+            {"final": "上海比北京更热。建议：上海穿短袖，北京带一件薄外套。"},
             {"final": GOOD_FINAL},
         ]
     )

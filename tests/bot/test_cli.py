@@ -412,15 +412,18 @@ def test_ask_replay_of_a_missing_script_names_it(parley: Parley) -> None:
     assert "nowhere.yaml" in one_line(done.stderr)
 
 
-def test_demo_replays_the_three_demos(parley: Parley) -> None:
+def test_demo_replays_the_seeds_demos(parley: Parley) -> None:
     titles = [yaml.safe_load((DEMOS / name).read_text(encoding="utf-8"))["title"] for name in DEMO_FILES]
 
     done = parley("demo")
 
     assert done.returncode == EXIT_OK, done.stderr
     out = done.stdout
-    assert len(titles) == 3 and all(f"=== {title}" in out for title in titles)
-    assert out.count("solved (answered)") == 2
+    assert len(titles) == 4 and all(f"=== {title}" in out for title in titles)
+    assert out.count("solved (answered)") == 3
+    # Seed 003's 8B model answered a bare "564 million USD": Parley cited the calculator's result, which rests on
+    # the two lookups its call used.
+    assert "564 million USD [3]" in out
     assert out.count("degraded (gave_up)") == 1
     assert REPLAY_NOTICE in out
     assert "Traceback" not in out + done.stderr

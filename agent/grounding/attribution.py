@@ -1,0 +1,143 @@
+"""Attribution: which result a figure is about, when the answer does not say with a tag — and citing it.
+
+A result is about the names its call was given and the names in its data ("get_weather(city=上海)" is about
+上海, and so about "Shanghai"); a result reached through another's value is about that one's names too. Where
+the answer writes those names says which result each of its figures means: the names of the figure's own
+clause first ("Shanghai 28 °C, Beijing 16 °C"), else of its sentence, else of the sentence before it in the
+same paragraph ("Shanghai: 28 °C. Humidity 68 %."). With "respectively", the figures follow the names in order.
+
+A figure is bound to a result its names point to that states it. A result no name in the answer points to
+("calculator(47 * 12)", a lookup by key) may back any figure. A figure stated only by a result the answer
+gives to *another* name is a swapped fact: "Shanghai 16 °C, Beijing 28 °C" is caught without a single tag.
+
+Where the answer carries no tag for the result a figure was bound to, Parley attaches it right after the
+figure ("28 °C [1]"): one tag for a run of figures from the same result.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from agent.grounding.language import RESPECTIVELY
+from agent.grounding.names import NameIndex, fold, has_cjk
+from agent.source import Source
+
+_EMPHASIS = "*_`"
+
+
+class Names:
+    """Where the answer names the results: each occurrence of a result's name, with the result."""
+
+    def __init__(self, text: str, identities: Mapping[int, Sequence[str]], aliases: dict[str, list[str]]) -> None:
+        """`identities`: each result's names, by its number (`names.identities`)."""
+        index = NameIndex(text)
+        spans: list[tuple[int, int, int]] = []
+        for number, names in identities.items():
+            for name in names:
+                for form in (name, *aliases.get(fold(name), ())):
+                    spans.extend((start, end, number) for start, end in index.spans(form))
+        self._spans = sorted(spans)
+        self._starts = [start for start, _, _ in self._spans]
+        self.anywhere = frozenset(number for _, _, number in self._spans)
+
+    def within(self, start: int, end: int) -> list[int]:
+        """The results named inside `[start, end)`, in the order the text names them (each once)."""
+        at = bisect_left(self._starts, start)
+        found: list[int] = []
+        while at < len(self._spans) and self._spans[at][0] < end:
+            number = self._spans[at][2]
+            if self._spans[at][1] <= end and number not in found:
+                found.append(number)
+            at += 1
+        return found
+
+
+@dataclass(frozen=True)
+class Pointer:
+    """The results a figure's words point to, and how near they are: its clause, its sentence, or the sentence
+    before (a subject carried over)."""
+
+    numbers: frozenset[int]
+    level: str  # "clause", "sentence", "carried", "" (nothing named)
+
+
+NOWHERE = Pointer(frozenset(), "")
+
+
+def pointers(
+    names: Names,
+    sentence: tuple[int, int],
+    clauses: Sequence[tuple[int, int]],
+    figures: Sequence[int],
+    text: str,
+    carried: frozenset[int],
+) -> list[Pointer]:
+    """What each figure of a sentence (by its position in `text`) points to."""
+    in_sentence = names.within(*sentence)
+    if in_sentence and len(in_sentence) == len(figures) > 1 and RESPECTIVELY.search(text, *sentence):
+        return [Pointer(frozenset((number,)), "clause") for number in in_sentence]  # "… respectively"
+    result: list[Pointer] = []
+    for at in figures:
+        clause = next(((a, b) for a, b in clauses if a <= at < b), sentence)
+        named = names.within(*clause)
+        if named:
+            result.append(Pointer(frozenset(named), "clause"))
+        elif in_sentence:
+            result.append(Pointer(frozenset(in_sentence), "sentence"))
+        elif carried:
+            result.append(Pointer(carried, "carried"))
+        else:
+            result.append(NOWHERE)
+    return result
+
+
+def choose(stating: Sequence[Source], pointer: Pointer, names: Names) -> tuple[Source | None, Source | None]:
+    """Of the results that state a figure, the one it is bound to — or None and the result it was taken from
+    when the figure's words point elsewhere (a swapped fact)."""
+    if not stating:
+        return None, None
+    if not pointer.numbers:
+        return stating[0], None
+    for source in stating:
+        if source.number in pointer.numbers:
+            return source, None
+    for source in stating:
+        if source.number not in names.anywhere:  # about nothing the answer names: it may back any figure
+            return source, None
+    if pointer.level != "clause":  # "Shanghai is more humid (74 % vs 32 %)": a sentence may compare
+        return stating[0], None
+    return None, stating[0]
+
+
+# --- attaching citations ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A citation Parley adds to the answer: `marker` inserted at `at` (a position in the answer)."""
+
+    at: int
+    marker: str
+
+
+def attachment(text: str, end: int, number: int) -> Attachment:
+    """The tag of result `number` right after a figure that ends at `end` (after its bold or code marks)."""
+    at = end
+    while at < len(text) and text[at] in _EMPHASIS:
+        at += 1
+    before = text[at - 1 : at]
+    glued = not before or has_cjk(before) or before in "（【「"
+    return Attachment(at, f"[{number}]" if glued else f" [{number}]")
+
+
+def attached(text: str, attachments: Sequence[Attachment]) -> str:
+    """`text` with the attachments inserted (positions are the text's own)."""
+    pieces: list[str] = []
+    at = 0
+    for item in sorted(attachments, key=lambda a: a.at):
+        pieces += [text[at : item.at], item.marker]
+        at = item.at
+    pieces.append(text[at:])
+    return "".join(pieces)

@@ -1,0 +1,141 @@
+"""Entities: a name that carries a figure is a fact too.
+
+"Orion Labs spent 564 million USD" is wrong when every result is about Zephyr Labs, however right 564 is. A
+clause that gives a grounded figure to a person, company or product named nowhere in the question, the calls
+or the results — nor in another script (`names`) — makes a wrong-entity claim.
+
+What a name looks like is decided narrowly, so that prose is never taken for one: in Latin scripts, a run of
+capitalised words that is not a sentence's opening word or a common word ("Overall", "Both", "Der"), or that
+ends as organisations do ("Orion Labs", "Globex GmbH"); in German, where every noun is capitalised, only the
+latter. In Chinese and Japanese, where names have no capitals, a name one character away from a name the
+results give ("银河科技" for "星河科技").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from functools import cache, cached_property
+
+from agent.grounding.language import CJK_ORGANISATION_SUFFIXES, NOT_NAMES, ORGANISATION_SUFFIXES, UNIT_WORDS
+from agent.grounding.names import NamedText, has_cjk
+
+_CAPITALISED = re.compile(
+    r"(?<![\w&'’.-])(?:[A-ZÀ-ÖØ-Þ][\w&'’.-]*)(?:[ \t]+(?:[A-ZÀ-ÖØ-Þ&][\w&'’.-]*|of|de|von|van|der|la|le|du))*"
+    r"(?:[ \t]+[A-ZÀ-ÖØ-Þ][\w&'’.-]*)?"
+)
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{3,12}")
+_OPENING = re.compile(r"^[\s\-*+>#•·\d.)、:：]*$")  # what may stand before a sentence's first word
+MIN_CJK_NAME = 3  # two-character names ("上海", "北京") are one character from too many words
+
+
+class Known:
+    """Everything the question, the calls and the results name (joined on first need: most answers give no
+    name that must be looked up), and the CJK names among them."""
+
+    def __init__(self, question: str, texts: Sequence[str], names: Sequence[str]) -> None:
+        self._parts = [question, *texts]
+        self.cjk_names = tuple(
+            dict.fromkeys(name for name in names if len(name) >= MIN_CJK_NAME and _CJK_RUN.fullmatch(name))
+        )
+
+    @cached_property
+    def text(self) -> NamedText:
+        return NamedText("\n".join(self._parts))
+
+
+def known_names(question: str, texts: Sequence[str], names: Sequence[str]) -> Known:
+    """`texts`: the calls' and results' text; `names`: the names the results are about (the only CJK names:
+    a question's CJK text is prose, not a list of names)."""
+    return Known(question, texts, names)
+
+
+def unknown_names(text: str, start: int, end: int, known: Known, *, german: bool) -> Iterator[tuple[int, int, str]]:
+    """The names in `text[start:end]` (a clause) that nothing the run saw names: (start, end, name)."""
+    clause = text[start:end]
+    for match in _CAPITALISED.finditer(clause):
+        name = _trimmed(match.group(0))
+        if not name:
+            continue
+        at = start + match.start() + match.group(0).find(name)
+        opening = bool(_OPENING.match(text[_sentence_start(text, at) : at]))
+        if _is_name(name, opening=opening, german=german) and not _known(name, known):
+            yield at, at + len(name), name
+    if has_cjk(clause):
+        for run_start, name in _near_misses(clause, known):
+            yield start + run_start, start + run_start + len(name), name
+
+
+def _trimmed(words: str) -> str:
+    """The name in a run of capitalised words: without the common words that open it or possessives."""
+    parts = words.split()
+    while parts and parts[0].casefold().strip(".,:;") in NOT_NAMES:
+        parts.pop(0)
+    while parts and parts[-1].casefold() in ("of", "de", "von", "van", "der", "la", "le", "du"):
+        parts.pop()
+    name = " ".join(parts)
+    for suffix in ("'s", "’s", "s'", "s’"):
+        if name.endswith(suffix) and len(name) > len(suffix) + 1:
+            name = name[: -len(suffix) + (1 if suffix.startswith("s") else 0)]
+    return name.strip(".,:;'’-")
+
+
+def _is_name(name: str, *, opening: bool, german: bool) -> bool:
+    words = name.split()
+    last = words[-1].casefold()
+    organisation = len(words) > 1 and last in ORGANISATION_SUFFIXES
+    if organisation:
+        return True
+    if any(ch.isdigit() for ch in name) or len(name) < 2 or name.casefold() in _common():
+        return False
+    if german:
+        return False  # every German noun is capitalised: only an organisation's form tells a name
+    if opening and len(words) == 1:
+        return False  # "Revenue grew …": a sentence's first word is capitalised whatever it is
+    return all(word.casefold() not in NOT_NAMES for word in words)
+
+
+def _known(name: str, known: Known) -> bool:
+    if known.text.names(name):
+        return True
+    # "Zephyr Labs Inc." for "Zephyr Labs": the words that tell it apart are what must be known.
+    telling = [w for w in name.split() if w.casefold() not in ORGANISATION_SUFFIXES and w.casefold() not in NOT_NAMES]
+    return bool(telling) and all(known.text.names(word) for word in telling)
+
+
+def _near_misses(clause: str, known: Known) -> Iterator[tuple[int, str]]:
+    """CJK names one character away from a known CJK name, where that name itself is not written."""
+    for name in known.cjk_names:
+        if name in clause:
+            continue
+        size = len(name)
+        for at in range(0, len(clause) - size + 1):
+            candidate = clause[at : at + size]
+            differs = sum(a != b for a, b in zip(candidate, name, strict=True)) == 1
+            if differs and _is_cjk_name(candidate, name) and not known.text.names(candidate):
+                yield at, candidate
+                break
+
+
+def _is_cjk_name(candidate: str, name: str) -> bool:
+    """The differing character is a name's, not grammar's: both are names of the same kind (same suffix)."""
+    return candidate[-2:] == name[-2:] or any(candidate.endswith(s) for s in CJK_ORGANISATION_SUFFIXES)
+
+
+def _sentence_start(text: str, at: int) -> int:
+    cut = max(text.rfind(mark, 0, at) for mark in (". ", "! ", "? ", "\n", ": ", "。", "！", "？", "：", "**"))
+    return 0 if cut < 0 else cut + (2 if text[cut : cut + 2] in (". ", "! ", "? ", ": ", "**") else 1)
+
+
+@cache
+def _common() -> frozenset[str]:
+    """Capitalised words that are never names: month and day names, units and currencies as written."""
+    from babel.dates import get_day_names, get_month_names
+
+    words = {*NOT_NAMES, *UNIT_WORDS}
+    for locale in ("en", "de", "fr", "es", "it", "pt", "nl"):
+        for width in ("wide", "abbreviated"):
+            words.update(name.casefold().rstrip(".") for name in get_month_names(width, locale=locale).values())
+            words.update(name.casefold().rstrip(".") for name in get_day_names(width, locale=locale).values())
+    words.update(code.casefold() for code in ("USD", "EUR", "CNY", "JPY", "GBP", "CHF", "KRW", "UTC", "GMT"))
+    return frozenset(words)

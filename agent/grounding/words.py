@@ -1,0 +1,250 @@
+"""Words: numbers and fractions written as words are figures too — "twelve", "a dozen", "three quarters",
+"half", "zwölf", "douze", "十二", "三分之二" — found with where they stand and checked like digits.
+
+The numbers are parsed by maintained libraries: `text2num` for the European languages it knows (English,
+French, Spanish, Portuguese, German, Dutch, Danish, Italian) and `cn2an` for Chinese numerals, which Japanese
+writes the same way. What they leave out — fractions, "a dozen", "一半" — comes from the language module.
+
+The door is narrow where words are also something else: "one" and "two" (and "一", "两") are read only where
+they count something against a whole ("two of the five services", "两个服务中"), or carry a unit; ordinals
+("first", "第三") and dates ("十一月") are not quantities; and a scale word after digits ("1.5 million") belongs
+to the digits.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+import cn2an
+from text_to_num import alpha2digit, find_numbers
+
+from agent.grounding.figures import Approximation, Figure, word_figure
+from agent.grounding.language import (
+    CJK_COUNTERS,
+    CJK_DATE_AFTER,
+    CJK_HALF,
+    DOZEN_WORDS,
+    FRACTION_WORDS,
+    OF_WORDS,
+    ONE_WORDS,
+    SCALE_WORDS,
+)
+from agent.grounding.units import UNITS, unit_after
+
+MIN_ALONE = 3  # smaller numbers in words ("one", "two") are figures only where they count against a whole
+_FRACTION_PRECISION = Decimal("0.01")  # "two thirds" is 66–67 %
+_ABOUT_FRACTION_PRECISION = Decimal("0.05")  # "about a third" is 30–35 %
+_TOKEN = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*|\d+(?:[.,]\d+)*|[^\w\s]")
+_LETTERS = re.compile(r"[A-Za-zÀ-ÿ]{3}")
+_EXTRA_WORDS = re.compile(
+    r"(?<![^\W\d_])(?:" + "|".join(sorted({*FRACTION_WORDS, *DOZEN_WORDS}, key=len, reverse=True)) + r")(?![^\W\d_])",
+    re.IGNORECASE,
+)
+_SCALES = {word.casefold(): power for word, power in SCALE_WORDS}
+_NUMERALS = "零〇一二两兩三四五六七八九十百千万萬亿億"
+_CJK_RUN = re.compile(
+    rf"(?P<percent>百分之)?(?P<run>[{_NUMERALS}]+(?:点[零〇一二三四五六七八九]+[万萬亿億]?)?)"
+    rf"(?:分之(?P<numerator>[{_NUMERALS}]+))?"
+)
+_SEGMENT = re.compile(r"[^.!?;\n。！？]+[.!?;\n。！？]*")
+_ANY_NUMERAL = re.compile(f"[{_NUMERALS}]")
+_CJK_SCALE_ONLY = re.compile(r"^[十百千万萬亿億]+$")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class _Token:
+    """A word as `text2num.find_numbers` reads it (its Token protocol)."""
+
+    __slots__ = ("end", "start", "word")
+
+    def __init__(self, word: str, start: int, end: int) -> None:
+        self.word, self.start, self.end = word, start, end
+
+    def text(self) -> str:
+        return self.word
+
+    def nt_separated(self, previous: _Token) -> bool:
+        return False
+
+    def not_a_number_part(self) -> bool:
+        return self.word[:1].isdigit()
+
+
+@dataclass(frozen=True)
+class _Number:
+    value: Decimal
+    first: int  # token indices, end exclusive
+    last: int
+    ordinal: bool
+
+
+def read_number_words(text: str, languages: Sequence[str], taken: Sequence[tuple[int, int]] = ()) -> list[Figure]:
+    """Every number or fraction written in words in `text`, as figures, in order.
+
+    `languages`: text2num's codes to read Latin-script words in (`language.number_word_languages`); `taken`:
+    spans already read as figures in digits (their scale words are theirs)."""
+    figures: list[Figure] = []
+    text = _SURROGATE.sub("\ufffd", text)  # the parsers take only valid UTF-8; one character for one keeps positions
+    if _LETTERS.search(text):
+        for language in languages:
+            # Only the sentences the parser changes (or that name a fraction or a dozen) are read word by word.
+            for segment in _SEGMENT.finditer(text):
+                part = segment.group(0)
+                if alpha2digit(part, language) != part or _EXTRA_WORDS.search(part):
+                    figures += _latin(text, segment.start(), segment.end(), language, taken)
+            if figures:
+                break
+    if _ANY_NUMERAL.search(text):
+        figures += _cjk(text)
+    return sorted(figures, key=lambda f: f.start)
+
+
+# --- Latin scripts ---------------------------------------------------------------------------------------
+
+
+def _latin(text: str, begin: int, finish: int, language: str, taken: Sequence[tuple[int, int]]) -> list[Figure]:
+    """The numbers in words in `text[begin:finish]` (positions are the text's)."""
+    tokens = [_Token(m.group(0), m.start(), m.end()) for m in _TOKEN.finditer(text, begin, finish)]
+    numbers = [
+        _Number(_decimal(o.value), o.start, o.end, bool(o.is_ordinal))
+        for o in find_numbers(tokens, language, 0.0)
+        if not _overlaps(tokens[o.start].start, tokens[o.end - 1].end, taken)
+    ]
+    by_end = {number.last: number for number in numbers if not number.ordinal}
+    ordinals = {number.first: number for number in numbers if number.ordinal and number.value >= 3}
+    starts = {tokens[number.first].start for number in numbers}
+    used: set[int] = set()  # first tokens of numbers a fraction or a dozen took
+    figures: list[Figure] = []
+    # Fractions and dozens are rare: only the tokens that can be one are looked at.
+    extra = {m.start() for m in _EXTRA_WORDS.finditer(text, begin, finish)}
+    extra_tokens = (i for i, token in enumerate(tokens) if token.start in extra) if extra else ()
+    for at in sorted({*ordinals, *extra_tokens}):
+        token = tokens[at]
+        word = token.word.casefold()
+        ordinal = ordinals.get(at)
+        denominator = FRACTION_WORDS.get(word) or (int(ordinal.value) if ordinal else None)
+        multiple = DOZEN_WORDS.get(word) if not word.endswith("s") else None
+        if denominator is None and multiple is None:
+            continue
+        before = by_end.get(at)
+        if before is not None:
+            numerator, start = before.value, tokens[before.first].start
+            used.add(before.first)
+        elif at > 0 and tokens[at - 1].word.casefold() in ONE_WORDS:
+            numerator, start = Decimal(1), tokens[at - 1].start
+        elif denominator == 2 and multiple is None:  # "half of them", "die Hälfte", "la moitié"
+            numerator, start = Decimal(1), token.start
+        else:
+            continue
+        if multiple is not None:
+            figures.append(
+                word_figure(text, start, token.end, numerator * multiple, Decimal(1), text[start : token.end])
+            )
+        else:
+            figures.append(_fraction(text, start, token.end, numerator, denominator or 1))
+    for number in numbers:
+        if number.ordinal or number.first in used or number.value == 0:
+            continue
+        start, end = tokens[number.first].start, tokens[number.last - 1].end
+        alone = number.value < MIN_ALONE and number.last - number.first == 1
+        if alone and not _counts(text, end, starts):
+            continue
+        last = tokens[number.last - 1].word.casefold()
+        precision = Decimal(10) ** _SCALES.get(last, 0)
+        figures.append(word_figure(text, start, end, number.value, precision, text[start:end]))
+    return figures
+
+
+def _fraction(text: str, start: int, end: int, numerator: Decimal, denominator: int) -> Figure:
+    figure = word_figure(text, start, end, numerator / denominator, _FRACTION_PRECISION, text[start:end])
+    if figure.approximation is Approximation.EXACT:
+        return figure
+    readings = tuple(r._replace(precision=_ABOUT_FRACTION_PRECISION) for r in figure.readings)
+    return figure._replace(readings=readings)
+
+
+def _counts(text: str, end: int, numbers: set[int]) -> bool:
+    """A small number counts against a whole ("two of the five", "zwei von 5") or carries a unit ("two hours").
+
+    `numbers`: where the text's numbers in words start."""
+    of = OF_WORDS.match(text, end)
+    if of is not None and (text[of.end() : of.end() + 1].isdigit() or of.end() in numbers):
+        return True
+    unit, _ = unit_after(text[end : end + 24])
+    return unit is not None
+
+
+def _overlaps(start: int, end: int, taken: Sequence[tuple[int, int]]) -> bool:
+    return any(start < stop and begin < end for begin, stop in taken)
+
+
+def _decimal(value: float) -> Decimal:
+    return Decimal(int(value)) if value == int(value) else Decimal(repr(value))
+
+
+# --- Chinese and Japanese numerals ---------------------------------------------------------------------------
+
+
+def _cjk(text: str) -> list[Figure]:
+    figures: list[Figure] = []
+    for half in CJK_HALF:
+        for match in re.finditer(re.escape(half), text):
+            figures.append(_fraction(text, match.start(), match.end(), Decimal(1), 2))
+    for match in _CJK_RUN.finditer(text):
+        figure = _cjk_figure(text, match)
+        if figure is not None and not _overlaps(figure.start, figure.end, [(f.start, f.end) for f in figures]):
+            figures.append(figure)
+    return figures
+
+
+def _cjk_figure(text: str, match: re.Match[str]) -> Figure | None:
+    run, start, end = match.group("run"), match.start(), match.end()
+    if match.group("numerator") is not None:  # "三分之二": the denominator comes first
+        denominator, numerator = _cn(run), _cn(match.group("numerator"))
+        if denominator in (None, 0) or numerator is None:
+            return None
+        return _fraction(text, start, end, numerator, int(denominator))
+    value = _cn(run)
+    if value is None or value == 0:
+        return None
+    if match.group("percent"):  # "百分之七十五" is 75 %
+        return word_figure(text, start, end, value, Decimal(1), match.group(0), unit=UNITS["%"])
+    before, after = text[start - 1 : start], text[end : end + 1]
+    if before == "第" or (after and after in CJK_DATE_AFTER):
+        return None  # "第三" is an ordinal; "十一月", "三日", "十点" are dates and times
+    counted = bool(after) and after in CJK_COUNTERS
+    unit, _ = unit_after(text[end : end + 8])
+    if (len(run) == 1 or _CJK_SCALE_ONLY.match(run)) and not (counted or unit is not None):
+        return None  # "一些", "统一", "三星", "千万": words, not quantities
+    if value < MIN_ALONE and not (unit is not None or _cjk_counts(text, end)):
+        return None
+    return word_figure(text, start, end, value, _cjk_precision(run), run)
+
+
+def _cjk_counts(text: str, end: int) -> bool:
+    """ "两个服务中", "两家之中": a small number counted against a whole."""
+    return bool(re.match(r"[^\s，。、]{0,4}?(?:中|之中|里|當中|当中|のうち)", text[end : end + 8]))
+
+
+def _cn(numeral: str) -> Decimal | None:
+    scale = Decimal(1)
+    if "点" in numeral and numeral[-1] in "万萬亿億":  # "五点六四亿": cn2an reads the decimal, the scale is ours
+        scale = Decimal(10) ** (4 if numeral[-1] in "万萬" else 8)
+        numeral = numeral[:-1]
+    try:
+        return Decimal(str(cn2an.cn2an(numeral, "smart"))) * scale
+    except (ValueError, KeyError, IndexError, InvalidOperation):
+        return None
+
+
+def _cjk_precision(run: str) -> Decimal:
+    """The unit of the last place a numeral writes: "五亿六千四百万" is counted in 万."""
+    if "点" in run:
+        decimals = len(run.split("点", 1)[1].rstrip("万萬亿億"))
+        scale = 4 if run[-1] in "万萬" else 8 if run[-1] in "亿億" else 0
+        return Decimal(10) ** (scale - decimals)
+    places = {"万": 4, "萬": 4, "亿": 8, "億": 8}  # "三百" is 300 exactly; "564万" is counted in 万
+    return Decimal(10) ** places.get(run[-1], 0)
