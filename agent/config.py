@@ -27,6 +27,9 @@ class BuiltinToolEntry(_Frozen):
     options: dict[str, Any] = Field(default_factory=dict)
     timeout_s: float | None = Field(None, gt=0)
     fallbacks: list[str] = Field(default_factory=list)
+    # The tool changes something in the world (sends, books, pays, files a ticket): it is never suggested
+    # to the model as a fallback, and no tool may declare it as one (agent/tools/fallbacks.py).
+    acting: bool = False
 
     @property
     def tool_name(self) -> str:
@@ -55,6 +58,7 @@ class HttpToolEntry(_Frozen):
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     http: HttpSpec
     fallbacks: list[str] = Field(default_factory=list)
+    acting: bool = False  # changes something in the world: never a fallback (as on BuiltinToolEntry)
 
     @property
     def tool_name(self) -> str:

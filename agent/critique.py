@@ -107,7 +107,11 @@ class Critique:
         """After a batch: did it move towards the goal? Failures and their recovery are the gaps."""
         self.rounds += 1
         gaps = [_failure_gap(call) for call in batch if not call.observation.ok]
-        switch = any(call.observation.level in (ErrorLevel.L2, ErrorLevel.L3) for call in batch)
+        # Switching is advice only where a failed path names somewhere to switch to.
+        switch = any(
+            call.observation.level in (ErrorLevel.L2, ErrorLevel.L3) and call.observation.fallback_tools
+            for call in batch
+        )
         rules = CritiqueVerdict(
             satisfied=not gaps,
             gaps=bounded(gaps + [f"not yet done: {item}" for item in open_items] if gaps else []),
@@ -172,11 +176,18 @@ def _failure_gap(call: ExecutedCall) -> str:
     advice = {
         ErrorLevel.L0: "retry later",
         ErrorLevel.L1: "correct the arguments",
-        ErrorLevel.L2: "switch to " + (", ".join(call.observation.fallback_tools) or "another tool"),
+        ErrorLevel.L2: _switch_advice(call.observation.fallback_tools),
         ErrorLevel.L3: "stop using this tool",
         ErrorLevel.L4: "refuse",
     }[error.level]
     return f"{call.tool} failed with {error.code} ({error.level.name}): {advice}"
+
+
+def _switch_advice(fallback_tools: Sequence[str]) -> str:
+    # Only the tools the observation offered: the others may act, be held by a policy or be stopped.
+    if fallback_tools:
+        return "switch to " + ", ".join(fallback_tools)
+    return "no fallback is offered; try another way or give up"
 
 
 def _state_text(

@@ -45,6 +45,7 @@ from agent.source import Source
 from agent.text import exception_line
 from agent.tools.base import Tool, ToolSpec
 from agent.tools.executor import ExecutedCall, ToolExecutor
+from agent.tools.fallbacks import Fallbacks
 from agent.trace import (
     DoneItemTicked,
     LLMRetry,
@@ -98,7 +99,7 @@ class Agent:
             backoff_base_s=limits.retry_backoff_base_s,
             backoff_max_s=limits.retry_backoff_max_s,
         )
-        fallbacks = {entry.tool_name: entry.fallbacks for entry in self.config.tools if entry.fallbacks}
+        fallbacks = Fallbacks.from_config(self.config.tools, self.config.policies)
         self._executor = ToolExecutor(tools, self._table, self._policy, fallbacks=fallbacks)
         self._policies = Policies(self.config.policies)
         self._config_hash = config_hash

@@ -98,7 +98,13 @@ async def open_agent(
     async with httpx.AsyncClient() as http:
         try:
             try:
-                built = build_tools(config.tools, env=settings.environ(), http=http, data_dir=loaded.data_dir)
+                built = build_tools(
+                    config.tools,
+                    env=settings.environ(),
+                    http=http,
+                    data_dir=loaded.data_dir,
+                    policies=config.policies,
+                )
             except ConfigError as exc:
                 raise ConfigError(f"{loaded.path}: {exc}") from None
             yield Agent(brain, built, config, config_hash=loaded.hash)

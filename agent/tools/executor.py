@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,7 @@ from agent.plain import plain_json, plain_text
 from agent.recovery import RecoveryPolicy
 from agent.text import exception_line
 from agent.tools.base import Tool
+from agent.tools.fallbacks import Fallbacks
 from agent.trace import ToolAttempt
 
 log = logging.getLogger(__name__)
@@ -52,12 +53,12 @@ class ToolExecutor:
         table: GradingTable,
         policy: RecoveryPolicy,
         *,
-        fallbacks: Mapping[str, Sequence[str]] | None = None,
+        fallbacks: Fallbacks | None = None,
     ) -> None:
         self._tools = {tool.spec.name: tool for tool in tools}
         self._table = table
         self._policy = policy
-        self._fallbacks = {name: tuple(names) for name, names in (fallbacks or {}).items()}
+        self._fallbacks = fallbacks or Fallbacks()
 
     @property
     def names(self) -> list[str]:
@@ -145,17 +146,17 @@ class ToolExecutor:
             return exc
 
     def _with_fallbacks(self, name: str, obs: Observation, disabled: frozenset[str]) -> Observation:
+        """An L2/L3 failure names the tools to try instead, if there are any; otherwise the grading table's
+        suggested action stands alone (never a `switch_tool` with nothing to switch to)."""
         if obs.ok or obs.level not in (ErrorLevel.L2, ErrorLevel.L3):
             return obs
-        configured = self._fallbacks.get(name)
-        candidates = configured if configured else tuple(self._tools)
-        usable = tuple(n for n in candidates if n != name and n in self._tools and n not in disabled)
+        offered = self._fallbacks.offered(name, available=self._tools.keys() - disabled)
         return Observation(
             ok=False,
             error=obs.error,
             hint=obs.hint,
-            suggested_action=obs.suggested_action or ("switch_tool" if usable else None),
-            fallback_tools=usable,
+            suggested_action=obs.suggested_action or ("switch_tool" if offered else None),
+            fallback_tools=offered,
         )
 
 

@@ -10,8 +10,10 @@ import httpx
 
 from agent.config import BuiltinToolEntry, HttpToolEntry, ToolEntry
 from agent.errors import ConfigError
+from agent.policy import ToolPolicy
 from agent.tools.base import Tool, ToolSpec
 from agent.tools.builtin import BUILTINS
+from agent.tools.fallbacks import refuse_unsafe_fallbacks
 from agent.tools.http import HttpTool
 
 
@@ -21,9 +23,11 @@ def build_tools(
     env: Mapping[str, str],
     http: httpx.AsyncClient,
     data_dir: Path,
+    policies: Sequence[ToolPolicy] = (),
 ) -> list[Tool]:
     """One `Tool` per entry, in order. ConfigError (naming the entry) for an unknown built-in, a missing
-    `${VAR}`, an unreadable data file, a duplicate tool name or a fallback that names no tool."""
+    `${VAR}`, an unreadable data file, a duplicate tool name, a fallback that names no tool, or a fallback
+    that acts or that one of `policies` holds (the run's `policies:`)."""
     tools: list[Tool] = []
     defined_at: dict[str, int] = {}
     for index, entry in enumerate(entries):
@@ -43,6 +47,7 @@ def build_tools(
         unknown = [name for name in entry.fallbacks if name not in defined_at]
         if unknown:
             raise ConfigError(f"tools[{index}]: fallbacks name {', '.join(map(repr, unknown))}, which is not a tool")
+    refuse_unsafe_fallbacks(entries, policies)
     return tools
 
 

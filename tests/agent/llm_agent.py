@@ -64,7 +64,9 @@ async def llm_agent(
     )
     brain = JsonReactBrain(client) if protocol == "json_react" else OpenAIBrain(client)
     agent_config = shipped_config(tools, **config)
-    built = build_tools(agent_config.tools, env=env or {}, http=http, data_dir=defaults_dir())
+    built = build_tools(
+        agent_config.tools, env=env or {}, http=http, data_dir=defaults_dir(), policies=agent_config.policies
+    )
     recorder = MemoryRecorder()
     try:
         yield Agent(brain, built, agent_config, recorder=recorder), recorder

@@ -199,7 +199,8 @@ async def test_bound_forbidden_tool_is_withheld_while_others_remain():
     assert len(forbidden.calls) == 1
     second = json.loads(recorder.of(ToolCallFinished)[1].observation)
     assert second["error"]["code"] == "TOOL_DISABLED"
-    assert second["fallback_tools"] == ["get_weather"]
+    assert second["suggested_action"] == "use_a_listed_tool"  # the grading table's; payroll declares no fallbacks
+    assert "fallback_tools" not in second
 
 
 async def test_bound_policy_violation_refuses_with_an_escalation():

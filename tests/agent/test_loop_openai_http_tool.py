@@ -62,7 +62,8 @@ async def test_openai_loop_html_page_with_200_is_a_bad_response(
     [(call_id, observation)] = tool_messages(llm.requests_of(RequestKind.DECIDE)[1])
     assert call_id == "call_1"
     assert observation["ok"] is False and observation["error"]["code"] == "BAD_RESPONSE"
-    assert observation["fallback_tools"] == ["calculator"]
+    assert observation["suggested_action"] == "switch_tool"  # the grading table's for BAD_RESPONSE
+    assert "fallback_tools" not in observation  # get_weather declares no fallbacks: none is made up
     assert "Weather portal" not in json.dumps(llm_server.chat_requests)  # the page never reaches the model
     assert (finished(recorder)[0].code, finished(recorder)[0].level) == ("BAD_RESPONSE", ErrorLevel.L2)
     assert result.status is RunStatus.DEGRADED and result.termination_reason is TerminationReason.GAVE_UP

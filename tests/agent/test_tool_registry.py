@@ -11,6 +11,7 @@ import yaml
 
 from agent.config import AgentConfig, ToolEntry
 from agent.errors import ConfigError, ErrorCode, ToolError
+from agent.policy import ToolPolicy
 from agent.tools.base import Tool
 from agent.tools.http import HttpTool
 from agent.tools.registry import build_tools
@@ -132,6 +133,57 @@ async def test_registry_bad_data_file_is_config_error(tmp_path: Path, http_clien
 async def test_registry_fallback_naming_no_tool_is_config_error(http_client: httpx.AsyncClient):
     with pytest.raises(ConfigError, match="'search_v2'"):
         build(http_client, {"builtin": "web_search", "fallbacks": ["search_v2"]})
+
+
+async def test_registry_fallback_to_an_acting_tool_is_config_error(http_client: httpx.AsyncClient):
+    with pytest.raises(ConfigError) as caught:
+        build(
+            http_client,
+            {"builtin": "get_weather", "fallbacks": ["web_search", "create_ticket"]},
+            {"builtin": "web_search"},
+            {**http_entry("create_ticket", "http://tickets.internal/{city}", method="POST"), "acting": True},
+        )
+
+    assert str(caught.value) == (
+        "tools[0]: get_weather cannot fall back to create_ticket: create_ticket is acting (acting: true), "
+        "and a fallback must be a tool the model may try on its own"
+    )
+
+
+async def test_registry_fallback_to_a_tool_a_policy_holds_is_config_error(http_client: httpx.AsyncClient):
+    config = AgentConfig.model_validate(
+        {
+            "tools": [
+                {"builtin": "calculator"},
+                {"builtin": "web_search", "fallbacks": ["transfer_funds"]},
+                http_entry("transfer_funds", "http://bank.internal/{city}", method="POST"),
+            ],
+            "policies": [{"tool": "transfer_funds", "hold_when": [{"argument": "amount", "above": 1000}]}],
+        }
+    )
+
+    with pytest.raises(ConfigError) as caught:
+        build_tools(config.tools, env={}, http=http_client, data_dir=CONFIG_DIR, policies=config.policies)
+
+    assert str(caught.value) == (
+        "tools[1]: web_search cannot fall back to transfer_funds: a policy holds transfer_funds calls for a "
+        "person's approval, and a fallback must be a tool the model may try on its own"
+    )
+
+
+async def test_registry_acting_tool_with_fallbacks_of_its_own_is_accepted(http_client: httpx.AsyncClient):
+    ticket = {**http_entry("create_ticket", "http://tickets.internal/{city}", method="POST"), "acting": True}
+    held = [ToolPolicy(tool="create_ticket", requires_approval=True)]
+
+    tools = build_tools(
+        entries({**ticket, "fallbacks": ["web_search"]}, {"builtin": "web_search"}),
+        env={},
+        http=http_client,
+        data_dir=CONFIG_DIR,
+        policies=held,
+    )
+
+    assert [t.spec.name for t in tools] == ["create_ticket", "web_search"]
 
 
 async def test_registry_search_outage_option_reaches_the_backend(http_client: httpx.AsyncClient):

@@ -258,6 +258,38 @@ def test_ask_with_an_unknown_builtin_names_the_file(parley: Parley, llm_server: 
     assert "team.yaml" in line
 
 
+TICKETS_AS_FALLBACK = """\
+tools:
+  - builtin: get_weather
+    fallbacks: [create_ticket]
+  - name: create_ticket
+    description: Open a support ticket
+    http: {method: POST, url: "http://tickets.internal/v1/tickets"}
+"""
+
+
+@pytest.mark.parametrize(
+    ("more", "because"),
+    [
+        ("    acting: true\n", "create_ticket is acting (acting: true)"),
+        ("policies:\n  - {tool: create_ticket, requires_approval: true}\n", "a policy holds create_ticket calls"),
+    ],
+    ids=["acting", "held-by-a-policy"],
+)
+def test_ask_with_an_unsafe_fallback_names_both_tools(
+    parley: Parley, llm_server: FakeLLMServer, more: str, because: str
+) -> None:
+    path = parley.write("team.yaml", TICKETS_AS_FALLBACK + more)
+
+    done = parley("ask", QUESTION, "--config", str(path), env=llm_env(llm_server))
+
+    assert done.returncode == EXIT_USAGE
+    line = one_line(done.stderr)
+    assert "team.yaml" in line and because in line
+    assert "tools[0]: get_weather cannot fall back to create_ticket" in line
+    assert llm_server.requests == []
+
+
 def test_ask_refuses_an_llm_url_that_is_not_http(parley: Parley) -> None:
     done = parley("ask", QUESTION, env={"PARLEY_LLM_BASE_URL": "ftp://x", "PARLEY_LLM_MODEL": "test"})
 
