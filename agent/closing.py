@@ -19,7 +19,7 @@ from agent.plain import plain_text
 from agent.result import TerminationReason
 from agent.run_state import Outcome, RunState
 from agent.trace import DoneItemTicked, FinalRejected, Rejecter, TraceEvent
-from agent.wording import unbacked
+from agent.wording import answered_in_part, unbacked
 
 Emit = Callable[[RunState, TraceEvent], Awaitable[None]]
 
@@ -57,6 +57,9 @@ class Closing:
             state.last_draft = grounding.sentences
             statements = sum(1 for sentence in grounding.sentences if sentence.problems) or 1
             return Verdict(Outcome.stop(TerminationReason.UNGROUNDED_ANSWER, unbacked(statements)))
+        partial = self._answered_in_part(grounding, draft)
+        if partial is not None:
+            return Verdict(partial)
         gaps = [*grounding.problems, *done_gaps, *critic_gaps]
         if gaps:
             state.rejected_drafts += 1
@@ -77,6 +80,24 @@ class Closing:
             return await self._json_output(draft, step, grounding.citations)
         # What people see carries the citations Parley attached where the model gave none.
         return Verdict(Outcome.answered(grounding.answer, grounding.citations, grounding.grounded))
+
+    def _answered_in_part(self, grounding: Grounding, draft: str) -> Outcome | None:
+        """A draft that is backed and complete but for facts its tools failed to return ("Shenzhen could not be
+        fetched"): the run ends with it as a partial answer — what was found kept, cited and quoted, what could
+        not be fetched named — instead of being sent back for facts no tool returned."""
+        state = self._state
+        open_items = state.checklist.open_evidence()
+        if not open_items or not grounding.ok or state.checklist.unmet_in_answer(draft):
+            return None
+        failed = {item.description: state.failed_for(item) for item in open_items}
+        if not all(failed.values()):
+            return None  # an item nothing was tried for: the model may still fetch it
+        state.last_draft = grounding.sentences
+        why = "; ".join(
+            f"{what} ({', '.join(dict.fromkeys(f'{f.tool}: {f.code}' for f in failures))})"
+            for what, failures in failed.items()
+        )
+        return Outcome.stop(TerminationReason.GAVE_UP, answered_in_part(why))
 
     async def _tick_from_values(self, grounding: Grounding, step: int) -> None:
         """Items no result names in its own words, ticked by the results whose values the answer gives them."""

@@ -402,7 +402,7 @@ class Agent:
         state.transcript.add_observation(executed.request, content)
         state.tool_calls += 1
         state.retries += executed.retries
-        state.note_outcome(executed.tool, obs)
+        state.note_outcome(executed.tool, executed.arguments, obs)
         await self._emit(
             state,
             ToolCallFinished(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
@@ -11,10 +12,11 @@ from agent.brains.base import Brain, Decision
 from agent.context import Transcript
 from agent.critique import Critique
 from agent.degraded import build_degraded_final
-from agent.done import DoneChecklist, Evidence, EvidenceLog
+from agent.done import DoneChecklist, DoneItem, Evidence, EvidenceLog
 from agent.escalation import escalated
 from agent.grading import ErrorLevel
 from agent.grounding import SentenceCheck
+from agent.grounding.names import NamedText, fold
 from agent.observation import Observation
 from agent.repeat import RepeatDetector
 from agent.result import Citation, Escalation, GroundedFigure, HeldCall, RunResult, RunStatus, TerminationReason
@@ -23,6 +25,15 @@ from agent.source import Source
 from agent.trace import Recorder
 
 MIN_STEPS_BEFORE_ALL_FAILED = 2
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A call that failed: its tool, what its arguments name, its error code."""
+
+    tool: str
+    arguments: NamedText
+    code: str
 
 
 @dataclass(frozen=True)
@@ -70,6 +81,7 @@ class RunState:
     failed_calls: int = 0
     rejected_drafts: int = 0
     evidence: list[Evidence] = field(default_factory=list)  # one per source, with what it carried along
+    failures: list[Failure] = field(default_factory=list)  # failed calls since this process took the run
     last_draft: list[SentenceCheck] = field(default_factory=list)  # the last rejected draft, sentence by sentence
     started: float = field(default_factory=time.perf_counter)
     _evidence_log: EvidenceLog = field(default_factory=EvidenceLog)
@@ -209,10 +221,22 @@ class RunState:
     def stalled_for(self, step: int) -> int:
         return step - self.last_progress_step
 
-    def note_outcome(self, tool: str, observation: Observation) -> None:
+    def note_outcome(self, tool: str, arguments: dict[str, Any] | None, observation: Observation) -> None:
         self._latest[tool] = observation
         if not observation.ok:
             self.failed_calls += 1
+            code = observation.code or "ERROR"
+            said = json.dumps(arguments or {}, ensure_ascii=False, default=str)
+            self.failures.append(Failure(tool, NamedText(said), code))
+
+    def failed_for(self, item: DoneItem) -> list[Failure]:
+        """The failed calls made for a Done item: of its tool (if it names one), naming its terms."""
+        return [
+            failure
+            for failure in self.failures
+            if (not item.tool or fold(item.tool) == fold(failure.tool))
+            and all(failure.arguments.names(term, self.checklist.aliases.get(fold(term), ())) for term in item.mentions)
+        ]
 
     def all_tools_failed(self, tool_names: Sequence[str]) -> bool:
         """Nothing has worked: every tool was tried, none ever succeeded, each last failed its path (L2+)."""

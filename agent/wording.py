@@ -75,6 +75,11 @@ def unbacked(statements: int) -> str:
     return f"{statements} statements of my answer are not backed by any tool result, so they are not shown as fact"
 
 
+def answered_in_part(missing: str) -> str:
+    """Why a run ended with an answer that covers part of the question: what no tool could return."""
+    return f"the answer covers what the tools returned; nothing could be fetched for {missing}"
+
+
 def more_results(count: int) -> str:
     return "and 1 more result" if count == 1 else f"and {count} more results"
 

@@ -230,7 +230,10 @@ class _Checker:
             figures += [f._replace(start=f.start + row.start, end=f.end + row.start) for f in cells]
         taken = [(f.start, f.end) for f in figures]
         figures += read_number_words(mask(text, taken, 0, None), self.languages, taken)
-        return dates, sorted(figures, key=lambda f: f.start)
+        figures.sort(key=lambda f: f.start)
+        # Without its figures and dates ("16°Cです" holds no name "Cです"): where names are looked for.
+        self.bare = mask(text, [(f.start, f.end) for f in figures], 0, None)
+        return dates, figures
 
     def _read(
         self,
@@ -518,7 +521,7 @@ class _Checker:
             if (start, end) in seen:
                 continue
             seen.add((start, end))
-            for _, _, name in unknown_names(self.masked, start, end, known, german=german):
+            for _, _, name in unknown_names(self.bare, start, end, known, german=german):
                 mention.grounded, mention.wrong_entity = None, True
                 self.result.sentences[mention.sentence].problems.append(
                     f"the number {mention.text} is given to {name}, which no question, tool call or result names"
@@ -545,7 +548,6 @@ class _Checker:
 
     def _conclude(self) -> None:
         result = self.result
-        attachments: list[Attachment] = []
         for mention in self.mentions:
             sentence = result.sentences[mention.sentence]
             if mention.grounded is not None:
@@ -555,12 +557,8 @@ class _Checker:
                 if mention.bound is not None and mention.bound not in sentence.cited:
                     sentence.cited.append(mention.bound)
                 continue
-            if any(
-                problem.startswith(f"the number {mention.figure.number} is given to")
-                for problem in sentence.problems
-                if mention.figure is not None
-            ):
-                continue
+            if mention.wrong_entity:
+                continue  # said already, with the name
             problem = self._problem(mention)
             sentence.problems.append(problem)
             self._mark(mention, _for_people(problem))

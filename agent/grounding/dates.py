@@ -128,7 +128,8 @@ def _patterns() -> list[tuple[re.Pattern[str], str]]:
         (re.compile(r"(?<![\d.])(?P<m>\d{1,2})\s*[月월](?![\d日号])"), "ymd"),  # "11月", "10月の": a month alone
         (re.compile(rf"(?<!\d){year}\s*년\s*(?P<m>\d{{1,2}})\s*월(?:\s*{day}\s*일)?"), "ymd"),
         (re.compile(rf"(?<![\w]){day}{ordinal}\s+(?:de\s+|of\s+)?{month}(?:\s+(?:de\s+)?{year})?(?!\w)", re.I), "dm"),
-        (re.compile(rf"(?<![\w]){month}\s+{day}(?:st|nd|rd|th)?(?:,?\s+{year})?(?!\w)", re.I), "dm"),
+        # "im Oktober 1.054 Tickets": a figure after a month is no day of it.
+        (re.compile(rf"(?<![\w]){month}\s+{day}(?:st|nd|rd|th)?(?:,?\s+{year})?(?!\w|[.,]\d)", re.I), "dm"),
         (re.compile(rf"(?<![\w]){month}\s+{year}(?!\d)", re.I), "dm"),
     ]  # fmt: skip
 

@@ -20,9 +20,10 @@ from functools import cache, cached_property
 from agent.grounding.language import CJK_ORGANISATION_SUFFIXES, NOT_NAMES, ORGANISATION_SUFFIXES, UNIT_WORDS
 from agent.grounding.names import NamedText, has_cjk
 
+_LATIN = r"[A-Za-zÀ-ÖØ-öø-ÿ0-9&'’.-]"  # a name's letters in Latin scripts (a CJK word after it is not its part)
 _CAPITALISED = re.compile(
-    r"(?<![\w&'’.-])(?:[A-ZÀ-ÖØ-Þ][\w&'’.-]*)(?:[ \t]+(?:[A-ZÀ-ÖØ-Þ&][\w&'’.-]*|of|de|von|van|der|la|le|du))*"
-    r"(?:[ \t]+[A-ZÀ-ÖØ-Þ][\w&'’.-]*)?"
+    rf"(?<![\w&'’.-])(?:[A-ZÀ-ÖØ-Þ]{_LATIN}*)(?:[ \t]+(?:[A-ZÀ-ÖØ-Þ&]{_LATIN}*|of|de|von|van|der|la|le|du))*"
+    rf"(?:[ \t]+[A-ZÀ-ÖØ-Þ]{_LATIN}*)?"
 )
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{3,12}")
 _OPENING = re.compile(r"^[\s\-*+>#•·\d.)、:：]*$")  # what may stand before a sentence's first word

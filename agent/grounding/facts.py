@@ -221,6 +221,8 @@ def _units_allow(unit: Unit | None, fact: Fact) -> bool:
     """A percentage counts only for a percentage; otherwise units must not contradict each other."""
     if fact.rule is GroundingRule.PERCENT and fact.unit is not None:
         return unit is not None and unit.family is Family.PERCENT
+    if unit is not None and fact.unit is not None and unit != fact.unit and "°" not in (unit.code, fact.unit.code):
+        return False  # 28 °F is not 28 °C, 183 s not 183 ms: another unit of a kind is reached by converting
     return compatible(unit, fact.unit)
 
 

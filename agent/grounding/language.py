@@ -259,6 +259,7 @@ _NUMBER_WORD_LANGUAGES = re.compile(
     re.IGNORECASE,
 )
 LANGUAGE_SAMPLE = 1200  # characters a text's language is judged by
+TEXT2NUM_LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl")
 
 
 def number_word_languages(text: str) -> list[str]:
@@ -267,6 +268,8 @@ def number_word_languages(text: str) -> list[str]:
     for match in _NUMBER_WORD_LANGUAGES.finditer(text, 0, LANGUAGE_SAMPLE):
         if match.lastgroup:
             votes[match.lastgroup] = votes.get(match.lastgroup, 0) + 1
+    if not votes:  # a few words tell nothing: read them in every language
+        return list(TEXT2NUM_LANGUAGES)
     return sorted(votes, key=lambda code: -votes[code])[:2]
 
 

@@ -33,7 +33,7 @@ def cell_figures(body: str, start: int, block: Block, *, mark: str | None, short
         for figure in read_figures(text + suffix, mark=mark, trillion_is_billion=short_scale):
             if figure.start >= len(text):
                 continue
-            end = min(figure.end, len(text))
+            end = min(figure.end, len(text.rstrip()))  # the unit its header gave is not written in the cell
             figures.append(
                 figure._replace(start=figure.start + left, end=end + left, text=text[figure.start : end].strip())
             )

@@ -36,11 +36,12 @@ class RecordedRuns:
     demo_a: str  # solved, answered — knowledge lookups and the calculator, a recovered wrong turn
     demo_b: str  # degraded, gave_up — a 503 outage
     weather: str  # solved, answered — 上海/北京, a rejected first final, Done ticks, critique rounds
+    demo_a_8b: str  # solved, answered — demo A's bare "564 million USD", cited by Parley
     refused: str  # refused by the back-end (policy_violation), so awaiting_review — an escalation
 
     @property
     def ids(self) -> list[str]:
-        return [self.demo_a, self.demo_b, self.weather, self.refused]
+        return [self.demo_a, self.demo_b, self.weather, self.demo_a_8b, self.refused]
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ def record_runs(parley: ParleyCli) -> RecordedRuns:
         demo_a=by_file["demo_a.yaml"],
         demo_b=by_file["demo_b.yaml"],
         weather=by_file["weather.yaml"],
+        demo_a_8b=by_file["demo_a_8b.yaml"],
         refused=refused["run_id"],
     )
 

@@ -130,7 +130,7 @@ def test_runs_list_filters_by_status_reason_since_and_asker(store: Store) -> Non
 
 
 def test_runs_list_pages_newest_first_by_the_printed_cursor(store: Store) -> None:
-    """120 runs besides the four recorded ones, --limit 50: three pages, each run once, newest first.
+    """120 runs besides the five recorded ones, --limit 50: three pages, each run once, newest first.
 
     Three runs share each timestamp, so page boundaries fall between runs of the same second. The middle
     page is asked for as --json with the text page's cursor, the last as text with the JSON page's cursor.
@@ -138,7 +138,7 @@ def test_runs_list_pages_newest_first_by_the_printed_cursor(store: Store) -> Non
     now = datetime.now(UTC)
     store.rows.insert([bulk_run(now - timedelta(hours=5, seconds=i // 3)) for i in range(120)])
     expected = [row.id for row in store.rows.all()]
-    assert len(expected) == 124
+    assert len(expected) == 120 + len(store.recorded.ids)
 
     first = ok(store.parley("runs", "list", "--limit", "50"))
     first_ids, cursor = text_page(first)
@@ -149,7 +149,7 @@ def test_runs_list_pages_newest_first_by_the_printed_cursor(store: Store) -> Non
 
     assert last_cursor is None
     pages = [first_ids, [run["run_id"][:12] for run in middle], last_ids]
-    assert [len(page) for page in pages] == [50, 50, 24]
+    assert [len(page) for page in pages] == [50, 50, 20 + len(store.recorded.ids)]
     seen = [run_id for page in pages for run_id in page]
     assert len(set(seen)) == len(seen)  # no run twice …
     assert seen == [run_id[:12] for run_id in expected]  # … none missing, newest first across pages

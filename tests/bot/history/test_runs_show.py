@@ -162,3 +162,23 @@ def test_runs_show_takes_a_prefix_literally(store: Store) -> None:
     line = one_line_error(store.parley("runs", "show", inside))
 
     assert f"no run '{inside}'" in line
+
+
+def test_runs_show_says_which_figures_parley_cited_itself(store: Store) -> None:
+    """Seed 003's Demo A as its 8B model ended it: a bare "564 million USD", cited by Parley."""
+    text, as_json = store.parley.many(
+        ["runs", "show", store.recorded.demo_a_8b], ["runs", "show", store.recorded.demo_a_8b, "--json"]
+    )
+
+    trace = json.loads(ok(as_json))
+    run = trace["run"]
+    assert (run["status"], run["termination_reason"]) == ("solved", "answered")
+    assert run["answer"] == "564 million USD [3]"  # the model wrote no tag: Parley attached the calculator's
+    assert [c["marker"] for c in run["citations"]] == ["[1]", "[2]", "[3]"]  # the lookups the calculator used
+    assert [(g["figure"], g["cited_by"]) for g in run["grounding"]] == [("564 million USD", "parley")]
+    assert (
+        "Grounded figures:\n  564 million USD — scaled: 564 million USD ← 564 (result) in [3] "
+        "(its call used [1], [2]), cited by Parley"
+    ) in ok(text)
+    final = next(step for step in trace["steps"] if step["decision"] == "final")
+    assert final["text"] == "564 million USD"  # the trace keeps what the model wrote

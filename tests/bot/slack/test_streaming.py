@@ -32,7 +32,7 @@ from tests.fakes.slack_events import ASKER, CHANNEL, app_mention
 from tests.fakes.slack_workspace import TEAM_ID, Message
 
 QUESTION = "What is 47 * 12?"
-DRAFT = "The product is 564, trust me."  # uncited: the closing checks send it back
+DRAFT = "The product is 574, trust me."  # a figure no result backs: the closing checks send it back
 ANSWER = "47 * 12 = 564 [1]"
 STREAM_CALLS = ("assistant.threads.setStatus", "chat.startStream", "chat.appendStream", "chat.stopStream")
 REFUSED_LOG = "refused streaming"

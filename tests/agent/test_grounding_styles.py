@@ -1,0 +1,218 @@
+"""The fact-checker on answers written the way models write them: every citation style, no citation at all,
+numbers in words, names, lists, tables — right ones kept (with the citations Parley attaches), wrong ones
+caught. The corpus (`test_grounding_corpus.py`) runs such answers through the loop; these pin each rule."""
+
+from __future__ import annotations
+
+from agent.grounding import check
+from agent.source import Source
+
+
+def weather(number: int, city: str, temp_c: float, humidity: int = 70, call: str | None = None) -> Source:
+    data = {"city": city, "temp_c": temp_c, "humidity": humidity, "condition": "cloudy"}
+    return Source(number, "get_weather", call or f"c{number}", 1, {"city": city}, data)
+
+
+SHANGHAI, BEIJING, SHENZHEN = weather(1, "上海", 28, 78), weather(2, "北京", 16, 35), weather(3, "深圳", 30, 80)
+CITIES = [SHANGHAI, BEIJING, SHENZHEN]
+
+
+def lookup(number: int, key: str, value: int) -> Source:
+    return Source(number, "knowledge_lookup", f"k{number}", number, {"key": key}, {"key": key, "value": value})
+
+
+ZEPHYR = [
+    lookup(1, "satellites_launched", 47),
+    lookup(2, "cost_per_satellite_musd", 12),
+    Source(3, "calculator", "k3", 3, {"expression": "47 * 12"}, {"expression": "47 * 12", "result": 564}),
+]
+TICKETS = [Source(1, "get_ticket_stats", "t1", 1, {"team": "support"}, {"opened": 200, "resolved": 150})]
+SERVICES = [
+    Source(
+        1,
+        "get_status",
+        "s1",
+        1,
+        {"region": "eu-west"},
+        {
+            "region": "eu-west",
+            "services": [
+                {"name": "checkout", "status": "down", "p95_ms": 912.4},
+                {"name": "auth", "status": "up", "p95_ms": 133.8},
+                {"name": "search", "status": "down", "p95_ms": 487.0},
+                {"name": "billing", "status": "up", "p95_ms": 301.2},
+                {"name": "ledger", "status": "up", "p95_ms": 255.6},
+            ],
+        },
+    )
+]
+
+
+def ok(answer: str, sources: list[Source], question: str = "q") -> str:
+    """The answer passes; returns it as people see it."""
+    grounding = check(answer, sources, question)
+    assert grounding.ok, grounding.problems
+    return grounding.answer
+
+
+def caught(answer: str, sources: list[Source], question: str = "q") -> list[str]:
+    grounding = check(answer, sources, question)
+    assert not grounding.ok, f"not caught: {answer}"
+    return grounding.problems
+
+
+# --- citation styles ------------------------------------------------------------------------------------------
+
+
+def test_styles_untagged_answer_is_cited_by_parley_after_each_figure():
+    assert ok("Shanghai is 28°C and Beijing 16°C.", CITIES) == "Shanghai is 28°C [1] and Beijing 16°C [2]."
+    assert ok("上海气温28度，北京16度。", CITIES) == "上海气温28度[1]，北京16度[2]。"
+    assert ok("- **Shanghai**: **28°C**, 78% humidity", CITIES) == "- **Shanghai**: **28°C**, 78% [1] humidity"
+
+
+def test_styles_grouped_fullwidth_and_closing_tags_are_read():
+    assert ok("Shanghai 28°C, Beijing 16°C [1, 2].", CITIES) == "Shanghai 28°C, Beijing 16°C [1, 2]."
+    assert ok("上海28°C【1】，北京16°C【2】。", CITIES) == "上海28°C【1】，北京16°C【2】。"
+    closing = "Shanghai is at 28°C. Beijing is much cooler. It is 16°C there. [1][2]"
+    assert ok(closing, CITIES) == closing  # one group of tags closes the paragraph: nothing to add
+    caught("上海28°C【2】。", CITIES)  # 【2】 is 北京's result
+
+
+def test_styles_footnotes_are_resolved_by_what_their_lines_say():
+    answer = "Beijing is 16°C[^a] and Shanghai 28°C[^b].\n\n[^a]: get_weather, Beijing\n[^b]: get_weather, 上海"
+    grounding = check(answer, CITIES, "q")
+    assert grounding.ok and grounding.answer == answer
+    assert [c.marker for c in grounding.citations] == ["[1]", "[2]"]
+    swapped = "Beijing is 28°C[^a] and Shanghai 16°C[^b].\n\n[^a]: get_weather, Beijing\n[^b]: get_weather, 上海"
+    caught(swapped, CITIES)
+
+
+def test_styles_a_tool_named_in_any_language_binds_each_figure_by_its_names():
+    for answer in (
+        "Shanghai 28°C, Beijing 16°C (source: get_weather).",
+        "上海 28°C，北京 16°C（来源：get_weather）。",
+        "Shanghai hat 28 °C, Peking... nein: Beijing hat 16 °C (Quelle: get_weather).",
+        "Según get_weather, Shanghai está a 28 °C y Beijing a 16 °C.",
+        "get_weather によると、上海は28°C、北京は16°Cです。",
+    ):
+        shown = ok(answer, CITIES)
+        assert "[1]" in shown and "[2]" in shown, shown
+    caught("Shanghai 16°C, Beijing 28°C (source: get_weather).", CITIES)  # swapped: each figure is the other's
+    assert "the answer cites weather_api, which returned nothing usable" in caught(
+        "Shanghai 28°C (source: weather_api).", CITIES
+    )
+
+
+def test_styles_a_list_of_sources_after_the_answer_cites_them_for_the_whole_answer():
+    answer = "Shanghai is warm at 28°C.\nBeijing is cool at 16°C.\n\nSources: get_weather (上海), get_weather (北京)"
+    assert ok(answer, CITIES) == answer.replace("28°C", "28°C [1]").replace("16°C", "16°C [2]")
+
+
+def test_styles_unknown_tag_is_still_a_problem():
+    assert "[9] is not the tag of any successful tool result" in caught("Shanghai 28°C [9].", CITIES)
+
+
+# --- which result a figure is about -----------------------------------------------------------------------------
+
+
+def test_attribution_respectively_and_a_carried_subject():
+    assert ok("Shanghai and Beijing are at 28°C and 16°C respectively.", CITIES)
+    caught("Shanghai and Beijing are at 16°C and 28°C respectively.", CITIES)
+    assert ok("Shanghai: 28°C. Humidity is 78%.", CITIES) == "Shanghai: 28°C [1]. Humidity is 78% [1]."
+
+
+def test_attribution_a_result_about_nothing_the_answer_names_may_back_any_figure():
+    assert ok("564 million USD", ZEPHYR) == "564 million USD [3]"
+    grounding = check("564 million USD", ZEPHYR, "How much did Zephyr Labs spend on launching satellites?")
+    assert [c.marker for c in grounding.citations] == ["[1]", "[2]", "[3]"]  # the calculator used 47 and 12
+    assert grounding.grounded[0].cited_by == "parley"
+    how = "564 million USD ← 564 (result) in [3] (its call used [1], [2]), cited by Parley"
+    assert grounding.grounded[0].how == how
+
+
+def test_attribution_the_askers_own_figure_is_theirs():
+    answer = "Of the twenty regions, Shenzhen is the warmest at 30°C."
+    grounding = check(answer, CITIES, "How did our twenty regions do?")
+    assert grounding.ok and "twenty [" not in grounding.answer
+
+
+# --- numbers in words ------------------------------------------------------------------------------------------
+
+
+def test_words_numbers_and_fractions_in_several_languages_are_checked_like_digits():
+    assert ok("Zephyr Labs launched forty-seven satellites.", ZEPHYR, "How many satellites has Zephyr Labs launched?")
+    assert ok("Each satellite cost twelve million USD.", ZEPHYR)
+    assert ok("Support resolved three quarters of the 200 tickets.", TICKETS)
+    assert ok("Der Support hat drei Viertel der 200 Tickets gelöst.", TICKETS)
+    assert ok("Le support a résolu les trois quarts des 200 tickets.", TICKETS)
+    assert ok("支持团队解决了200张工单中的四分之三。", TICKETS)
+    assert ok("Ein Satellit kostete zwölf Millionen USD.", ZEPHYR)
+    assert ok("每颗卫星花费十二百万美元。".replace("十二百万", "一千二百万"), ZEPHYR)
+    caught("Zephyr Labs launched forty-eight satellites.", ZEPHYR, "How many satellites has Zephyr Labs launched?")
+    caught("Support resolved two thirds of the 200 tickets.", TICKETS)
+    caught("Le support a résolu les deux tiers des 200 tickets.", TICKETS)
+    caught("Ein Satellit kostete elf Millionen USD.", ZEPHYR)
+    caught("每颗卫星花费一千一百万美元。", ZEPHYR)
+
+
+def test_words_that_are_no_quantity_are_not_read():
+    assert ok("Shanghai is 28°C, the warmer one of the two.", CITIES)
+    assert ok("上海28°C，是两个城市中更热的一个。", CITIES)
+    assert ok("Shanghai is 28°C. First, take a light jacket.", CITIES)
+
+
+# --- names that carry a figure --------------------------------------------------------------------------------
+
+
+def test_entities_a_figure_given_to_a_name_nothing_named_is_caught():
+    question = "How much did Zephyr Labs spend on launching satellites?"
+    assert ok("Zephyr Labs spent 564 million USD.", ZEPHYR, question)
+    assert ok("Zephyr Labs Inc. spent 564 million USD in November.", ZEPHYR, question)
+    problems = caught("Orion Labs spent 564 million USD.", ZEPHYR, question)
+    assert "the number 564 million USD is given to Orion Labs, which no question, tool call or result names" in problems
+    caught("In total, Orion spent 564 million USD.", ZEPHYR, question)
+    contracts = [Source(1, "get_contracts", "c1", 1, {"customer": "星河科技"}, {"contracts": 14})]
+    assert ok("星河科技共签约14份合同。", contracts)
+    caught("银河科技共签约14份合同。", contracts)
+    # German capitalises every noun: "Umsatz" is no company.
+    revenue = [Source(1, "get_revenue", "r1", 1, {"region": "DACH"}, {"region": "DACH", "revenue_eur": 1200})]
+    assert ok("Der Umsatz in DACH betrug im Oktober 1.200 €.", revenue)
+
+
+# --- lists, tables, derivations ---------------------------------------------------------------------------------
+
+
+def test_aggregates_counts_by_state_in_any_language_sums_and_superlatives():
+    assert ok("2 of the 5 services are down.", SERVICES)
+    assert ok("Von den 5 Diensten sind 2 ausgefallen.", SERVICES)
+    assert ok("5个服务中有2个宕机。", SERVICES)
+    caught("3 of the 5 services are down.", SERVICES)  # three are up, not down
+    caught("5个服务中有3个宕机。", SERVICES)
+    assert ok("The slowest service, checkout, is at about 912 ms p95.", SERVICES)
+    caught("The slowest service is at about 487 ms p95.", SERVICES)
+    assert ok("Across the 5 services, p95 averages about 418 ms.", SERVICES)
+
+
+def test_derivations_chained_and_across_results():
+    assert ok("50 of the 200 tickets are unresolved: 25%.", TICKETS)
+    caught("60 of the 200 tickets are unresolved: 30%.", TICKETS)
+    fx = [
+        Source(1, "get_revenue", "r1", 1, {"region": "EMEA"}, {"region": "EMEA", "revenue_eur": 1_000_000}),
+        Source(2, "get_fx_rate", "r2", 1, {"pair": "EURUSD"}, {"pair": "EURUSD", "usd_per_eur": 1.0832}),
+    ]
+    assert ok("EMEA made €1,000,000 [1]; at 1.0832 USD per EUR [2] that is about $1.08 million.", fx)
+    assert ok("EMEA made €1,000,000; at an exchange rate of 1.0832 that is about $1.08 million.", fx)
+    caught("EMEA made €1,000,000 [1]; at 1.0832 USD per EUR [2] that is about $1.12 million.", fx)
+
+
+def test_tables_read_each_row_with_its_headers_unit():
+    table = "| City | Temp (°C) | Humidity (%) |\n|---|---|---|\n| Shanghai | 28 | 78 |\n| Beijing | 16 | 35 |"
+    shown = ok(table, CITIES)
+    assert "| Shanghai | 28 | 78 [1] |" in shown and "| Beijing | 16 | 35 [2] |" in shown
+    caught(table.replace("| 28 |", "| 16 |").replace("| Beijing | 16 |", "| Beijing | 28 |"), CITIES)
+    caught(table.replace("Temp (°C)", "Temp (°F)"), CITIES)  # 28 °F is not 28 °C
+    revenue = [
+        Source(1, "get_revenue", "r1", 1, {"region": "华东"}, {"region": "华东", "revenue_cny": 12_500_000}),
+        Source(2, "get_revenue", "r2", 1, {"region": "华南"}, {"region": "华南", "revenue_cny": 9_830_000}),
+    ]
+    assert ok("| 地区 | 营收（万元） |\n|---|---|\n| 华东 | 1250 |\n| 华南 | 983 |", revenue)
