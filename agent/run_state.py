@@ -15,7 +15,7 @@ from agent.degraded import build_degraded_final
 from agent.done import DoneChecklist, DoneItem, Evidence, EvidenceLog
 from agent.escalation import escalated
 from agent.grading import ErrorLevel
-from agent.grounding import SentenceCheck
+from agent.grounding import SentenceCheck, prepare
 from agent.grounding.names import NamedText, fold
 from agent.observation import Observation
 from agent.repeat import RepeatDetector
@@ -195,7 +195,9 @@ class RunState:
         return escalated(result, escalate_on)  # whoever asked, a run that must go to people leaves as such
 
     def add_source(self, source: Source) -> None:
-        """A successful observation the answer may cite; its evidence inherits what its arguments came from."""
+        """A successful observation the answer may cite; its evidence inherits what its arguments came from.
+        What it states is read now, not when the answer is checked."""
+        prepare(source)
         self.sources.append(source)
         self.evidence.append(self._evidence_log.add(source))
 

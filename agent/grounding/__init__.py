@@ -1,8 +1,10 @@
 """The fact-checker: which figures and dates of an answer the tool results back, and how — or why not.
 
-One face: `check(answer, sources, question) -> Grounding`. Everything else in this package is how.
+One face: `check(answer, sources, question) -> Grounding`; `prepare(source)` reads a result as it arrives, so
+that a check does not wait for it. Everything else in this package is how.
 """
 
-from agent.grounding.checker import Grounding, SentenceCheck, check
+from agent.grounding.checker import check, prepare
+from agent.grounding.verdict import Grounding, SentenceCheck
 
-__all__ = ["Grounding", "SentenceCheck", "check"]
+__all__ = ["Grounding", "SentenceCheck", "check", "prepare"]

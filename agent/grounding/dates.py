@@ -9,16 +9,18 @@ for the languages Parley is used in; an all-numeric day/month order that is ambi
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import cache
 
-from agent.grounding.language import MONTH_LOCALES, ZONES
+from agent.grounding.language import MONTH_LOCALES, ZONES, letter_words
 
 _ANY_DIGIT = re.compile(r"\d")
 _NUMERIC_DATE = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{2,4}|\d{4}-\d{2}|\d\s*[年월月]")
 _TIME_GATE = re.compile(r"\d:\d\d|\d\.\d\d\s*Uhr|\d\s*[ap]\.?\s?m\b|\d\s*[时時点點]|\d\s?h\s?\d\d", re.IGNORECASE)
 _LETTERS = re.compile(r"[^\W\d_]+")
+_BEFORE_MONTH, _AFTER_MONTH = 16, 32  # "30. November 2026", "November 30th, 2026 at 08:15": a month's date
 
 
 Parts = tuple[int | None, int | None, int | None, int | None, int | None]  # year, month, day, hour, minute
@@ -171,11 +173,23 @@ def read_dates(text: str) -> list[WrittenDate]:
     found: list[WrittenDate] = []
     taken: list[tuple[int, int]] = []
     numeric = bool(_NUMERIC_DATE.search(text))
-    named = any(word.casefold() in _month_names() for word in _LETTERS.findall(text))
+    months = _month_names()
+    # Dates with a month's name are looked for only around the month names the text has (most have none).
+    around = [
+        (max(0, start - _BEFORE_MONTH), start + len(word) + _AFTER_MONTH)
+        for start, word in letter_words(text)
+        if word in months
+    ]
     for pattern, order in _patterns():
-        if not (named if order == "dm" else numeric):
+        if order == "dm":
+            matches: Iterable[re.Match[str]] = (
+                match for start, end in around for match in pattern.finditer(text, start, end)
+            )
+        elif numeric:
+            matches = pattern.finditer(text)
+        else:
             continue  # cheap gates first: the big patterns run only where a date can be
-        for match in pattern.finditer(text):
+        for match in matches:
             if any(match.start() < end and start < match.end() for start, end in taken):
                 continue
             readings = _date_readings(match, order)

@@ -51,16 +51,21 @@ def known_names(question: str, texts: Sequence[str], names: Sequence[str]) -> Kn
     return Known(question, texts, names)
 
 
-def unknown_names(text: str, start: int, end: int, known: Known, *, german: bool) -> Iterator[tuple[int, int, str]]:
-    """The names in `text[start:end]` (a clause) that nothing the run saw names: (start, end, name)."""
+def unknown_names(
+    text: str, start: int, end: int, known: Known, *, german: bool, sentence: int = 0
+) -> Iterator[tuple[int, int, str]]:
+    """The names in `text[start:end]` (a clause of the sentence starting at `sentence`) that nothing the run saw
+    names: (start, end, name)."""
     clause = text[start:end]
     for match in _CAPITALISED.finditer(clause):
         name = _trimmed(match.group(0))
-        if not name:
+        if not name or not _may_be_name(name, german=german):
             continue
         at = start + match.start() + match.group(0).find(name)
-        opening = bool(_OPENING.match(text[_sentence_start(text, at) : at]))
-        if _is_name(name, opening=opening, german=german) and not _known(name, known):
+        opening = " " not in name and _opens(text[sentence:at])
+        if opening:
+            continue  # "Revenue grew …": a sentence's first word is capitalised whatever it is
+        if not _known(name, known):
             yield at, at + len(name), name
     if has_cjk(clause):
         for run_start, name in _near_misses(clause, known):
@@ -81,18 +86,15 @@ def _trimmed(words: str) -> str:
     return name.strip(".,:;'’-")
 
 
-def _is_name(name: str, *, opening: bool, german: bool) -> bool:
+def _may_be_name(name: str, *, german: bool) -> bool:
+    """Does it look like a name (a sentence's opening word aside)?"""
     words = name.split()
-    last = words[-1].casefold()
-    organisation = len(words) > 1 and last in ORGANISATION_SUFFIXES
-    if organisation:
-        return True
+    if len(words) > 1 and words[-1].casefold() in ORGANISATION_SUFFIXES:
+        return True  # "Orion Labs", "Globex GmbH"
     if any(ch.isdigit() for ch in name) or len(name) < 2 or name.casefold() in _common():
         return False
     if german:
         return False  # every German noun is capitalised: only an organisation's form tells a name
-    if opening and len(words) == 1:
-        return False  # "Revenue grew …": a sentence's first word is capitalised whatever it is
     return all(word.casefold() not in NOT_NAMES for word in words)
 
 
@@ -123,9 +125,9 @@ def _is_cjk_name(candidate: str, name: str) -> bool:
     return candidate[-2:] == name[-2:] or any(candidate.endswith(s) for s in CJK_ORGANISATION_SUFFIXES)
 
 
-def _sentence_start(text: str, at: int) -> int:
-    cut = max(text.rfind(mark, 0, at) for mark in (". ", "! ", "? ", "\n", ": ", "。", "！", "？", "：", "**"))
-    return 0 if cut < 0 else cut + (2 if text[cut : cut + 2] in (". ", "! ", "? ", ": ", "**") else 1)
+def _opens(before: str) -> bool:
+    """Only list marks, emphasis or a label stand before the word in its sentence ("- **Berlin**", "Note: …")."""
+    return bool(_OPENING.match(before)) or before.rstrip().endswith((":", "：", "**"))
 
 
 @cache

@@ -259,6 +259,12 @@ def inputs_of(sources: Sequence[Source]) -> dict[int, tuple[Source, ...]]:
     return inputs
 
 
+def read_inputs(source: Source) -> None:
+    """Read, once, what a result's call was given and what it returned: what `inputs_of` traces."""
+    _argument_values(source)
+    _returned_values(source)
+
+
 def _argument_values(source: Source) -> frozenset[Decimal]:
     def read() -> frozenset[Decimal]:
         values: set[Decimal] = set()
@@ -273,7 +279,7 @@ def _argument_values(source: Source) -> frozenset[Decimal]:
 
 
 def _returned_values(source: Source) -> frozenset[Decimal]:
-    return frozenset(fact.value for fact in returned(source, MAX_LEAVES))
+    return source.memo("returned_values", lambda: frozenset(fact.value for fact in returned(source, MAX_LEAVES)))
 
 
 def _data_leaves(data: Any) -> list[tuple[str, Any]]:

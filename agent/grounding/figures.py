@@ -201,7 +201,9 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
             continue
         if end - match.start() > MAX_FIGURE_CHARS:
             continue  # a 40-digit run is an identifier or a hash, not a quantity anyone states
-        if _IDENTIFIER.search(text, max(0, match.start() - 24), match.start()):
+        if text[match.start() - 1 : match.start()] == "-" and _IDENTIFIER.search(
+            text, max(0, match.start() - 24), match.start()
+        ):
             continue  # FAC-2026-131, INC-2026-0042: the tail of an identifier
         mantissas = _mantissas(match, mark)
         if not mantissas:

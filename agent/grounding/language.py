@@ -114,23 +114,71 @@ RESPECTIVELY = re.compile(
     re.IGNORECASE,
 )
 
-# "The slowest endpoint … 912 ms": a superlative says a figure is the largest (or the smallest) of its kind.
-HIGHEST = re.compile(
-    r"\b(?:highest|largest|biggest|the most|maximum|max|peak|greatest|höchste\w*|größte\w*|meiste\w*|maximal\w*"
-    r"|le plus|la plus|máxim\w*|mayor|más alt\w*|più alt\w*|massim\w*)\b|最高|最大|最多|最长",
-    re.IGNORECASE,
+# "The slowest endpoint … 912 ms": a superlative says a figure is the largest (or the smallest) of its kind —
+# or either, where that depends on what is measured ("slowest" latency, "fastest" runner).
+_SUPERLATIVE_WORDS = {
+    **dict.fromkeys(("highest", "largest", "biggest", "maximum", "max", "peak", "greatest", "mayor"), "largest"),
+    **dict.fromkeys(("lowest", "smallest", "fewest", "minimum", "min", "menor"), "smallest"),
+    **dict.fromkeys(
+        (
+            *("slowest", "fastest", "best", "worst", "hottest", "coldest", "warmest", "coolest", "busiest"),
+            *("quietest", "cheapest", "dearest", "pire", "mejor", "peor"),
+        ),
+        "either",
+    ),
+}
+_SUPERLATIVE_STEMS = (
+    *(("höchste", "largest"), ("größte", "largest"), ("meiste", "largest"), ("maximal", "largest")),
+    *(("máxim", "largest"), ("massim", "largest"), ("niedrigste", "smallest"), ("kleinste", "smallest")),
+    *(("wenigste", "smallest"), ("minimal", "smallest"), ("mínim", "smallest"), ("langsamste", "either")),
+    *(("schnellste", "either"), ("beste", "either"), ("schlechteste", "either"), ("wärmste", "either")),
+    *(("kälteste", "either"), ("meilleur", "either")),
 )
-LOWEST = re.compile(
-    r"\b(?:lowest|smallest|the least|fewest|minimum|min|niedrigste\w*|kleinste\w*|wenigste\w*|minimal\w*|le moins"
-    r"|la moins|plus bas\w*|plus petit\w*|mínim\w*|menor|más baj\w*|più bass\w*)\b|最低|最小|最少|最短",
-    re.IGNORECASE,
-)
-EXTREME = re.compile(  # largest or smallest, depending on what is measured: "slowest" latency, "fastest" runner
-    r"\b(?:slowest|fastest|best|worst|hottest|coldest|warmest|coolest|busiest|quietest|cheapest|dearest"
-    r"|langsamste\w*|schnellste\w*|beste\w*|schlechteste\w*|wärmste\w*|kälteste\w*|plus lent\w*|plus rapide\w*"
-    r"|meilleur\w*|pire|más lent\w*|más rápid\w*|mejor|peor)\b|最慢|最快|最好|最差|最热|最冷|最も|一番",
-    re.IGNORECASE,
-)
+_STEM_HEADS = frozenset(stem[:3] for stem, _ in _SUPERLATIVE_STEMS)
+_SUPERLATIVE_PAIRS = {  # a word, then how the next one starts: "the most", "le plus", "más alto"
+    "the": (("most", "largest"), ("least", "smallest")),
+    "le": (("plus", "largest"), ("moins", "smallest")),
+    "la": (("plus", "largest"), ("moins", "smallest")),
+    "plus": (("bas", "smallest"), ("petit", "smallest"), ("lent", "either"), ("rapide", "either")),
+    "más": (("alt", "largest"), ("baj", "smallest"), ("lent", "either"), ("rápid", "either")),
+    "più": (("alt", "largest"), ("bass", "smallest")),
+}
+_CJK_SUPERLATIVES = {
+    **dict.fromkeys(("最高", "最大", "最多", "最长"), "largest"),
+    **dict.fromkeys(("最低", "最小", "最少", "最短"), "smallest"),
+    **dict.fromkeys(("最慢", "最快", "最好", "最差", "最热", "最冷", "最も", "一番"), "either"),
+}
+_LETTER_WORDS = re.compile(r"[^\W\d_]+")
+
+
+@lru_cache(maxsize=8)
+def letter_words(text: str) -> tuple[tuple[int, str], ...]:
+    """The words of `text` (letters only), lower-cased, with where each starts: read once per text, whoever asks
+    (month names, superlatives, the language, fractions)."""
+    return tuple((m.start(), m.group(0).lower()) for m in _LETTER_WORDS.finditer(text))
+
+
+def superlatives(text: str) -> list[tuple[int, str]]:
+    """Where `text` says "largest", "smallest", or "either": (position, kind), in order."""
+    found: list[tuple[int, str]] = []
+    words = letter_words(text)
+    for at, (start, word) in enumerate(words):
+        kind = _SUPERLATIVE_WORDS.get(word, "")
+        if not kind and word[:3] in _STEM_HEADS:
+            kind = next((k for stem, k in _SUPERLATIVE_STEMS if word.startswith(stem)), "")
+        if not kind and word in _SUPERLATIVE_PAIRS and at + 1 < len(words):
+            following = words[at + 1][1]
+            kind = next((k for stem, k in _SUPERLATIVE_PAIRS[word] if following.startswith(stem)), "")
+        if kind:
+            found.append((start, kind))
+    for word, kind in _CJK_SUPERLATIVES.items():
+        at = text.find(word)
+        while at >= 0:
+            found.append((at, kind))
+            at = text.find(word, at + 1)
+    return sorted(found)
+
+
 # Common states a result's items are in, and the words answers use for them: a count by state ("3 of the 5
 # services are down", "三个宕机", "2 sind fehlgeschlagen") is checked against the state its sentence names.
 STATE_WORDS: dict[str, tuple[str, ...]] = {
@@ -240,24 +288,20 @@ ACCORDING_TO = (
 # --- numbers written as words -------------------------------------------------------------------------------
 
 # The languages `text2num` reads, each with a few of its most common words (to tell which to read a text in).
-_NUMBER_WORD_LANGUAGES = re.compile(
-    r"(?<![^\W\d_])(?:"
-    + "|".join(
-        f"(?P<{code}>{words})"
-        for code, words in {
-            "en": "the|and|is|are|was|of|with|for|from|this|that|has|have|were",
-            "de": "der|die|das|und|ist|sind|mit|von|für|hat|haben|wurde|wurden|eine?|einen|nicht|im|am|zum|zur|auf"
-            "|bei|damit|lag|liegt|liegen|auch|noch|über|bis|insgesamt|gestern|heute",
-            "fr": "le|la|les|et|est|sont|avec|pour|des|du|une?|dans|ont",
-            "es": "el|los|las|y|es|son|con|para|del|una?|en|han",
-            "it": "il|gli|che|sono|è|con|per|della?|degli|una?|ha|hanno",
-            "pt": "os|as|são|com|para|um|uma|não|tem|têm|foram|está",
-            "nl": "het|een|zijn|met|voor|van|niet|heeft|werd|wordt",
-        }.items()
-    )
-    + r")(?![^\W\d_])",
-    re.IGNORECASE,
-)
+_COMMON_WORDS = {
+    "en": "the and is are was of with for from this that has have were",
+    "de": "der die das und ist sind mit von für hat haben wurde wurden ein eine einen nicht im am zum zur auf bei"
+    " damit lag liegt liegen auch noch über bis insgesamt gestern heute",
+    "fr": "le la les et est sont avec pour des du un une dans ont",
+    "es": "el los las y es son con para del uno una en han",
+    "it": "il gli che sono è per della dello degli ha hanno",
+    "pt": "os as são com um uma não tem têm foram está",
+    "nl": "het een zijn met voor van niet heeft werd wordt",
+}
+_LANGUAGE_WORDS: dict[str, str] = {}
+for _code, _words in _COMMON_WORDS.items():
+    for _word in _words.split():
+        _LANGUAGE_WORDS.setdefault(_word, _code)  # a word two languages share counts for the first listed
 LANGUAGE_SAMPLE = 1200  # characters a text's language is judged by
 TEXT2NUM_LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl")
 
@@ -265,9 +309,12 @@ TEXT2NUM_LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl")
 def number_word_languages(text: str) -> list[str]:
     """The languages (text2num's codes) this text is most likely written in: at most two, likeliest first."""
     votes: dict[str, int] = {}
-    for match in _NUMBER_WORD_LANGUAGES.finditer(text, 0, LANGUAGE_SAMPLE):
-        if match.lastgroup:
-            votes[match.lastgroup] = votes.get(match.lastgroup, 0) + 1
+    for start, word in letter_words(text):
+        if start > LANGUAGE_SAMPLE:
+            break
+        code = _LANGUAGE_WORDS.get(word)
+        if code is not None:
+            votes[code] = votes.get(code, 0) + 1
     if not votes:  # a few words tell nothing: read them in every language
         return list(TEXT2NUM_LANGUAGES)
     return sorted(votes, key=lambda code: -votes[code])[:2]

@@ -235,7 +235,7 @@ def identities(sources: Sequence[Source]) -> dict[int, tuple[str, ...]]:
             name for value in _asked_values(source) for earlier in by_value.get(value, ()) for name in names[earlier]
         ]
         names[source.number] = tuple(dict.fromkeys([*identity_of(source), *carried]))
-        for value in _values_of(source):
+        for value in returned_identities(source):
             by_value.setdefault(value, []).append(source.number)
     return names
 
@@ -244,14 +244,10 @@ def _asked_values(source: Source) -> frozenset[str]:
     return source.memo("asked_values", lambda: frozenset(identity_values(source.arguments)))
 
 
-def _values_of(source: Source) -> frozenset[str]:
-    return source.memo("values", lambda: returned_identities(source))
-
-
 def returned_identities(source: Source) -> frozenset[str]:
     """The identity-like values a result returned that its call did not give it: what a later call may carry
     on (an account id found by name) — not what two calls share because the question gave it ("2026-Q3")."""
-    return frozenset(identity_values(source.data)) - _asked_values(source)
+    return source.memo("values", lambda: frozenset(identity_values(source.data)) - _asked_values(source))
 
 
 def _identity(arguments: dict[str, Any], data: Any) -> Iterator[str]:

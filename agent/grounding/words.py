@@ -31,6 +31,7 @@ from agent.grounding.language import (
     OF_WORDS,
     ONE_WORDS,
     SCALE_WORDS,
+    letter_words,
 )
 from agent.grounding.units import UNITS, unit_after
 
@@ -39,10 +40,8 @@ _FRACTION_PRECISION = Decimal("0.01")  # "two thirds" is 66–67 %
 _ABOUT_FRACTION_PRECISION = Decimal("0.05")  # "about a third" is 30–35 %
 _TOKEN = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*|\d+(?:[.,]\d+)*|[^\w\s]")
 _LETTERS = re.compile(r"[A-Za-zÀ-ÿ]{3}")
-_EXTRA_WORDS = re.compile(
-    r"(?<![^\W\d_])(?:" + "|".join(sorted({*FRACTION_WORDS, *DOZEN_WORDS}, key=len, reverse=True)) + r")(?![^\W\d_])",
-    re.IGNORECASE,
-)
+_EXTRA = frozenset(word.casefold() for word in (*FRACTION_WORDS, *DOZEN_WORDS))  # fractions and dozens
+_WORD = re.compile(r"[^\W\d_]+")
 _SCALES = {word.casefold(): power for word, power in SCALE_WORDS}
 _NUMERALS = "零〇一二两兩三四五六七八九十百千万萬亿億"
 _CJK_RUN = re.compile(
@@ -89,11 +88,14 @@ def read_number_words(text: str, languages: Sequence[str], taken: Sequence[tuple
     figures: list[Figure] = []
     text = _SURROGATE.sub("\ufffd", text)  # the parsers take only valid UTF-8; one character for one keeps positions
     if _LETTERS.search(text):
+        extra = _has_extra(text)  # a fraction or a dozen somewhere
         for language in languages:
+            if not extra and alpha2digit(text, language) == text:
+                continue  # no number in words in this language: most answers write digits
             # Only the sentences the parser changes (or that name a fraction or a dozen) are read word by word.
             for segment in _SEGMENT.finditer(text):
                 part = segment.group(0)
-                if alpha2digit(part, language) != part or _EXTRA_WORDS.search(part):
+                if alpha2digit(part, language) != part or (extra and _has_extra(part)):
                     figures += _latin(text, segment.start(), segment.end(), language, taken)
             if figures:
                 break
@@ -119,7 +121,7 @@ def _latin(text: str, begin: int, finish: int, language: str, taken: Sequence[tu
     used: set[int] = set()  # first tokens of numbers a fraction or a dozen took
     figures: list[Figure] = []
     # Fractions and dozens are rare: only the tokens that can be one are looked at.
-    extra = {m.start() for m in _EXTRA_WORDS.finditer(text, begin, finish)}
+    extra = {m.start() for m in _WORD.finditer(text, begin, finish) if m.group(0).casefold() in _EXTRA}
     extra_tokens = (i for i, token in enumerate(tokens) if token.start in extra) if extra else ()
     for at in sorted({*ordinals, *extra_tokens}):
         token = tokens[at]
@@ -156,6 +158,10 @@ def _latin(text: str, begin: int, finish: int, language: str, taken: Sequence[tu
         precision = Decimal(10) ** _SCALES.get(last, 0)
         figures.append(word_figure(text, start, end, number.value, precision, text[start:end]))
     return figures
+
+
+def _has_extra(text: str) -> bool:
+    return any(word in _EXTRA for _, word in letter_words(text))
 
 
 def _fraction(text: str, start: int, end: int, numerator: Decimal, denominator: int) -> Figure:

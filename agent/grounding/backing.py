@@ -1,0 +1,316 @@
+"""Backing: how one figure of an answer is backed — or why it is not.
+
+In order: a result it rests on states it (`facts`) — the one its clause names, where the answer's tags do not
+say (`attribution.choose`); it is a count, sum or average over a list in one result; it is the asker's own
+figure, the year, today's date; it derives from the figures around it or from one of them and a value of its
+result (`derivation`). A value a superlative speaks of must be the largest or smallest of its kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+
+from agent.grounding.attribution import Names, choose
+from agent.grounding.citations import Citations
+from agent.grounding.derivation import (
+    MAX_OPERANDS,
+    Aggregate,
+    Operand,
+    aggregates_of,
+    extremes_of,
+    find_aggregate,
+    find_derivation,
+)
+from agent.grounding.facts import Fact, SourceFacts, facts_of, returned
+from agent.grounding.figures import Figure, Reading, plain
+from agent.grounding.language import DECREASE, EXCHANGE, superlatives
+from agent.grounding.mention import Known, Mention
+from agent.grounding.structure import BlockKind, Layout
+from agent.result import GroundedFigure, GroundingRule
+from agent.source import Source
+
+MAX_DERIVED = 200  # figures tried as derivations per answer: an answer repeating one number cannot stall a run
+MAX_SOURCE_OPERANDS = 6  # values of a result tried as operands the answer did not write out
+
+
+class Backing:
+    """Backs the mentions of one answer against one run's results."""
+
+    def __init__(
+        self,
+        sources: Sequence[Source],
+        names: Names,
+        inputs: dict[int, tuple[Source, ...]],
+        known: Known,
+        text: str,
+        layout: Layout,
+        citations: Citations,
+    ) -> None:
+        """`inputs`: the results each result's call used; `text`: the answer, citations masked."""
+        self.sources = sources
+        self.names = names
+        self.inputs = inputs
+        self.known = known
+        self.masked = text
+        self.layout = layout
+        self.citations = citations
+        self._facts_cache: dict[int, SourceFacts] = {}
+        self._superlatives: list[tuple[int, str]] | None = None  # where the answer says "largest", "slowest"…
+        self._peers: dict[tuple[str, str], tuple[Decimal, Decimal] | None] = {}
+        self._tagged_in: dict[int, set[int]] | None = None  # block → the results its exact tags name
+
+    def ground(self, mention: Mention) -> None:
+        """Back `mention` by what states it, or leave it ungrounded with why (a swap, a false superlative)."""
+        if mention.written is not None:
+            self._ground_date(mention)
+            return
+        figure = mention.figure
+        assert figure is not None
+        pointed = mention.pointer.numbers
+        candidates = mention.rests_on
+        if pointed:  # the results its words name first
+            candidates = [s for s in candidates if s.number in pointed] + [
+                s for s in candidates if s.number not in pointed
+            ]
+        asked = not mention.strict and self._asked(figure)
+        if asked:
+            # The asker's own figure ("our twenty regions") is theirs, unless the result its words name states it.
+            candidates = [s for s in candidates if s.number in mention.pointer.numbers]
+        stating = self._stating(figure, candidates, mention)
+        if asked and not stating:
+            self._ground_known(mention, figure)
+            return
+        if stating:
+            chosen, taken_from = choose([s for s, _, _ in stating], mention.pointer, self.names)
+            if mention.strict:
+                chosen, taken_from = stating[0][0], None
+            if chosen is not None:
+                _, reading, fact = next(item for item in stating if item[0] is chosen)
+                rule = _rule(figure, reading, fact)
+                self._bind(mention, chosen, rule, f"{figure.text} ← {fact.shown()}", (reading, fact))
+                self._check_superlative(mention, chosen, fact)
+                return
+            mention.taken_from = taken_from
+            return
+        if self._ground_aggregate(mention, figure):
+            return
+        self._ground_known(mention, figure)
+
+    def _facts(self, source: Source) -> SourceFacts:
+        facts = self._facts_cache.get(source.number)
+        if facts is None:
+            facts = self._facts_cache[source.number] = facts_of(source)
+        return facts
+
+    def _stating(
+        self, figure: Figure, candidates: Sequence[Source], mention: Mention
+    ) -> list[tuple[Source, Reading, Fact]]:
+        """The candidates that state `figure`, with how: their numbers first, their strings only if need be. The
+        search stops at the first one that settles it (the answer's tag, the result its words name, or any
+        result where they name none)."""
+        stating: list[tuple[Source, Reading, Fact]] = []
+        for strings in (False, True):
+            for source in candidates:
+                found = self._facts(source).find(figure.readings, figure.approximation, strings=strings)
+                if found is not None:
+                    stating.append((source, *found))
+                    if mention.strict or not mention.pointer.numbers or source.number in mention.pointer.numbers:
+                        return stating
+            if stating:
+                return stating
+        return stating
+
+    def _asked(self, figure: Figure) -> bool:
+        return any(r.value == a.value for r in figure.readings for asked in self.known.figures for a in asked.readings)
+
+    def _check_superlative(self, mention: Mention, source: Source, fact: Fact) -> None:
+        """ "The slowest endpoint … 876 ms": a value a superlative speaks of must be the largest (or smallest) of
+        its field — over the items of its result's list, or over the results of the same tool."""
+        if self._superlatives is None:
+            self._superlatives = superlatives(self.masked)
+        if not self._superlatives:
+            return
+        sentence = self.layout.sentences[mention.sentence]
+        statement = max(self.masked.rfind(";", sentence.start, mention.start) + 1, sentence.start)
+        words = [kind for at, kind in self._superlatives if statement <= at < mention.start]
+        if not words:
+            return
+        wants = words[0] if words[0] != "either" else "largest or smallest"
+        span = _extremes(source).get(fact.key)
+        if span is None:
+            span = self._peer_span(source.tool, fact.key)
+        if span is None:
+            return  # a value with no others of its kind: no superlative can be wrong about it
+        low, high = span
+        allowed = {"largest": (high,), "smallest": (low,)}.get(wants, (low, high))
+        if fact.returned in allowed:
+            return
+        mention.grounded, mention.superlative = None, wants
+        mention.taken_from = None
+
+    def _peer_span(self, tool: str, key: str) -> tuple[Decimal, Decimal] | None:
+        """The smallest and largest `key` over the results of `tool` (two at least)."""
+        if (tool, key) not in self._peers:
+            values = [f.returned for s in self.sources if s.tool == tool for f in returned(s, 64) if f.key == key]
+            self._peers[(tool, key)] = (min(values), max(values)) if len(values) > 1 else None
+        return self._peers[(tool, key)]
+
+    def _ground_aggregate(self, mention: Mention, figure: Figure) -> bool:
+        pointed, named = mention.pointer.numbers, self.names.anywhere
+        ordered = sorted(mention.rests_on, key=lambda s: (s.number not in pointed, s.number in named))
+        for source in mention.rests_on if mention.strict else ordered:
+            aggregates = _aggregates(source)
+            if not aggregates:
+                continue
+            found = find_aggregate(aggregates, figure, mention.clause)
+            if found is not None:
+                self._bind(mention, source, GroundingRule.AGGREGATE, f"{figure.text} ← {found[1].how}", None)
+                return True
+        return False
+
+    def _ground_known(self, mention: Mention, figure: Figure) -> None:
+        for asked in self.known.figures:
+            if any(r.value == a.value for r in figure.readings for a in asked.readings):
+                mention.grounded = GroundedFigure.model_construct(
+                    figure=figure.text, rule=GroundingRule.QUESTION, how="given in the question", sources=[]
+                )
+                return
+        if figure.value == self.known.year and figure.unit is None:
+            mention.grounded = GroundedFigure.model_construct(
+                figure=figure.text, rule=GroundingRule.QUESTION, how="the current year", sources=[]
+            )
+
+    def _ground_date(self, mention: Mention) -> None:
+        written = mention.written
+        assert written is not None
+        for source in mention.rests_on:
+            for stated in facts_of(source).dates:
+                if written.matches(stated):
+                    self._bind(mention, source, GroundingRule.DATE, f"{written.text} ← {stated.text}", None)
+                    return
+        for stated in self.known.dates:
+            if written.matches(stated):
+                how = f"{written.text}: the question's or today's date"
+                mention.grounded = GroundedFigure.model_construct(
+                    figure=written.text, rule=GroundingRule.QUESTION, how=how, sources=[]
+                )
+                return
+
+    def _bind(
+        self, mention: Mention, source: Source, rule: GroundingRule, how: str, backing: tuple[Reading, Fact] | None
+    ) -> None:
+        mention.bound = source
+        mention.backing = backing
+        mention.parley = not mention.strict and not self._tagged(mention, source)
+        by = ", cited by Parley" if mention.parley else ""
+        inputs = self.inputs.get(source.number, ())
+        used = f" (its call used {', '.join(s.tag for s in inputs)})" if inputs else ""
+        mention.grounded = GroundedFigure.model_construct(
+            figure=mention.text,
+            rule=rule,
+            how=f"{how} in {source.tag}{used}{by}",
+            sources=[source.tag],
+            cited_by="parley" if mention.parley else "answer",
+        )
+
+    def _tagged(self, mention: Mention, source: Source) -> bool:
+        """Does the answer carry a tag for `source` where a reader of this figure sees it — in its paragraph, its
+        bullet or its row? A footnote's line or a list of sources is apparatus: Parley adds nothing there."""
+        sentence = self.layout.sentences[mention.sentence]
+        if self.layout.blocks[sentence.block].kind in (BlockKind.FOOTNOTE, BlockKind.SOURCES):
+            return True
+        if self._tagged_in is None:
+            self._tagged_in = {}
+            for cite in self.citations.cites:
+                if cite.exact:
+                    block = self.layout.sentences[cite.sentence].block
+                    self._tagged_in.setdefault(block, set()).update(s.number for s in cite.sources)
+        return source.number in self._tagged_in.get(sentence.block, ())
+
+    def derive_all(self, mentions: Sequence[Mention]) -> None:
+        """Ground, as derivations, the figures nothing states."""
+        for _ in range(2):  # a second pass lets a derived figure be an operand of the next ("50 …, that is 25 %")
+            pending = [m for m in mentions if m.grounded is None and m.figure is not None][:MAX_DERIVED]
+            if not pending:
+                return
+            by_sentence: dict[int, list[Mention]] = {}
+            for mention in mentions:
+                if mention.grounded is not None and mention.figure is not None:
+                    by_sentence.setdefault(mention.sentence, []).append(mention)
+            for mention in pending:
+                around = by_sentence.get(mention.sentence - 1, []) + by_sentence.get(mention.sentence, [])
+                self._derive(mention, around)
+
+    def _derive(self, mention: Mention, around: Sequence[Mention]) -> None:
+        """Ground `mention` as a derivation of the grounded figures `around` it (its sentence and the one before),
+        or of the values of their results that the answer did not write out."""
+        figure = mention.figure
+        assert figure is not None
+        closest = sorted(around, key=lambda other: abs(other.start - mention.start))[:MAX_OPERANDS]
+        nearest = sorted(closest, key=lambda other: other.start)  # in reading order, as the formula is written
+        written = [operand for other in nearest if (operand := other.operand) is not None]
+        decrease = bool(DECREASE.search(mention.clause))
+        exchange = bool(EXCHANGE.search(self.masked[max(0, mention.start - 120) : mention.end + 40]))
+        derivation = (
+            find_derivation(figure, written, decrease=decrease, exchange=exchange) if len(written) > 1 else None
+        )
+        # "50 of the 200 are open": 200 − 150, where the result says 150 resolved — one of the answer's figures
+        # and a value its own result returned.
+        anchors = sorted(
+            (m for m in around if m.bound is not None and m.operand is not None and not _weak(m)),
+            key=lambda m: abs(m.start - mention.start),
+        )
+        for anchor in anchors[:3]:
+            if derivation is not None:
+                break
+            assert anchor.bound is not None
+            values = [_value_operand(anchor.bound, fact) for fact in returned(anchor.bound, MAX_SOURCE_OPERANDS)]
+            derivation = find_derivation(figure, values, decrease=decrease, exchange=exchange, anchor=anchor.operand)
+        if derivation is None:
+            return
+        tags = ", ".join(derivation.tags) or "the question"
+        mention.grounded = GroundedFigure.model_construct(
+            figure=figure.text,
+            rule=GroundingRule.DERIVED,
+            how=f"{derivation.formula} from {tags}",
+            sources=list(derivation.tags),
+        )
+        mention.derived_operand = Operand(
+            figure.text, (figure.value,), figure.unit, figure.percent, derivation.tags, figure.per
+        )
+
+    def _block_index(self, sentence: int) -> int:
+        return self.layout.sentences[sentence].block
+
+
+def _rule(figure: Figure, reading: Reading, fact: Fact) -> GroundingRule:
+    if fact.rule is not GroundingRule.EXACT:
+        return fact.rule
+    if figure.percent and reading.unit is None:
+        return GroundingRule.PERCENT
+    if reading is not figure.readings[0] or figure.value != reading.value:
+        return GroundingRule.SCALED if len(figure.readings) > 1 and not figure.percent else GroundingRule.ROUNDED
+    if fact.value != reading.value:
+        return GroundingRule.ROUNDED
+    return GroundingRule.EXACT
+
+
+def _value_operand(source: Source, fact: Fact) -> Operand:
+    """A value a result returned, as an operand: "150 (resolved in [1])"."""
+    return Operand(
+        f"{plain(fact.returned)} ({fact.key} in {source.tag})", (fact.value,), fact.unit, False, (source.tag,)
+    )
+
+
+def _weak(mention: Mention) -> bool:
+    """A figure that is a result's only by chance — a number in a field's name — anchors no derivation."""
+    return mention.backing is not None and mention.backing[1].from_a_name
+
+
+def _extremes(source: Source) -> dict[str, tuple[Decimal, Decimal]]:
+    return source.memo("extremes", lambda: extremes_of(source.data))
+
+
+def _aggregates(source: Source) -> tuple[Aggregate, ...]:
+    return source.memo("aggregates", lambda: aggregates_of(source.data))

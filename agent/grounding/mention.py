@@ -1,0 +1,101 @@
+"""Mention: a figure or date of an answer, what it may rest on and how it was backed; and what the asker gave
+(`Known`): figures and dates that need no tool."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from functools import lru_cache
+
+from agent.grounding.attribution import NOWHERE, Pointer
+from agent.grounding.dates import WrittenDate, read_dates
+from agent.grounding.derivation import Operand
+from agent.grounding.facts import Fact
+from agent.grounding.figures import Figure, Reading, decimal_mark, normalise_digits, read_figures
+from agent.grounding.language import number_word_languages
+from agent.grounding.structure import mask
+from agent.grounding.words import read_number_words
+from agent.result import GroundedFigure
+from agent.source import Source
+
+
+@dataclass
+class Mention:
+    """A figure or date in a sentence, the results it may rest on, and how it was backed."""
+
+    figure: Figure | None
+    written: WrittenDate | None
+    sentence: int
+    rests_on: list[Source]
+    strict: bool  # the answer's own tags name those results: the figure must be in one of them
+    clause: str = ""  # the words of its clause ("are down", "fell", "exchange rate")
+    pointer: Pointer = NOWHERE
+    grounded: GroundedFigure | None = None
+    bound: Source | None = None  # the result it rests on
+    backing: tuple[Reading, Fact] | None = None
+    derived_operand: Operand | None = None
+    taken_from: Source | None = None  # the result that states it, when its words point at another (swapped)
+    wrong_entity: bool = False  # it is given to a name nothing the run saw names
+    superlative: str = ""  # what its sentence says it is ("largest") when it is not
+    parley: bool = False  # Parley found its result (the answer's tags did not name it)
+
+    @property
+    def item(self) -> Figure | WrittenDate:
+        item = self.figure if self.figure is not None else self.written
+        assert item is not None
+        return item
+
+    @property
+    def text(self) -> str:
+        return self.item.text
+
+    @property
+    def start(self) -> int:
+        """Where it stands in the answer."""
+        return self.item.start
+
+    @property
+    def end(self) -> int:
+        return self.item.end
+
+    @property
+    def operand(self) -> Operand | None:
+        """This figure as an operand of a derivation: as shown, and as its source has it."""
+        figure = self.figure
+        if figure is None or self.grounded is None:
+            return None
+        if self.derived_operand is not None:
+            return self.derived_operand
+        tags = tuple(self.grounded.sources)
+        if self.backing is None:  # the asker's own figure, the year, an aggregate
+            return Operand(figure.text, (figure.value,), figure.unit, figure.percent, tags, figure.per)
+        reading, fact = self.backing
+        factor = figure.readings[0].precision / reading.precision if reading.precision else 1
+        values = (figure.value, fact.value * factor) if fact.value * factor != figure.value else (figure.value,)
+        return Operand(figure.text, values, figure.unit, figure.percent, tags, figure.per)
+
+
+@dataclass(frozen=True)
+class Known:
+    """What the asker gave, and today: figures and dates that need no tool."""
+
+    question: str
+    figures: tuple[Figure, ...]
+    dates: tuple[WrittenDate, ...]
+    year: int
+
+    @classmethod
+    def of(cls, question: str, today: date) -> Known:
+        text = normalise_digits(question)
+        dates = read_dates(text)
+        body = mask(text, [(d.start, d.end) for d in dates], 0, None)
+        today_dates = (WrittenDate(today.isoformat(), 0, 0, ((today.year, today.month, today.day, None, None),)),)
+        figures = read_figures(body, mark=decimal_mark(body))
+        figures += read_number_words(body, number_word_languages(body), [(f.start, f.end) for f in figures])
+        return cls(question, tuple(figures), (*dates, *today_dates), today.year)
+
+
+@lru_cache(maxsize=64)
+def known(question: str, today: date) -> Known:
+    """The question's figures and dates, read once for all the drafts of a run."""
+    return Known.of(question, today)
