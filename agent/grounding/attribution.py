@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from agent.grounding.language import RESPECTIVELY
 from agent.grounding.names import NameIndex, fold, has_cjk
+from agent.grounding.structure import clause_at
 from agent.source import Source
 
 _EMPHASIS = "*_`"
@@ -80,7 +81,7 @@ def pointers(
         return [Pointer(frozenset((number,)), "clause") for number in in_sentence]  # "… respectively"
     result: list[Pointer] = []
     for at in figures:
-        clause = next(((a, b) for a, b in clauses if a <= at < b), sentence)
+        clause = clause_at(clauses, at, sentence)
         named = names.within(*clause)
         if named:
             result.append(Pointer(frozenset(named), "clause"))

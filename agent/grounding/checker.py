@@ -34,7 +34,7 @@ from agent.grounding.figures import Figure, decimal_mark, normalise_digits, read
 from agent.grounding.language import long_scale, number_word_languages
 from agent.grounding.mention import Mention, known
 from agent.grounding.names import aliases_in, identities, identity_of, returned_identities
-from agent.grounding.structure import Block, BlockKind, Layout, blanked, clauses, layout, mask
+from agent.grounding.structure import Block, BlockKind, Layout, blanked, clause_at, clauses, layout, mask
 from agent.grounding.tables import cell_figures
 from agent.grounding.verdict import Grounding, SentenceCheck
 from agent.grounding.words import read_number_words
@@ -152,7 +152,7 @@ class _Checker:
                 rests_on, strict = _unique([s for cite in exact for s in cite.sources]), True
             else:
                 rests_on, strict = untagged, False
-            clause = next(((a, b) for a, b in parts if a <= item.start < b), (start, end))
+            clause = clause_at(parts, item.start, (start, end))
             self.mentions.append(
                 Mention(
                     figure=item if isinstance(item, Figure) else None,
@@ -211,7 +211,7 @@ class _Checker:
     def _clause_span(self, mention: Mention) -> tuple[int, int]:
         sentence = self.layout.sentences[mention.sentence]
         parts = self._clauses(mention.sentence)
-        return next(((a, b) for a, b in parts if a <= mention.start < b), (sentence.start, sentence.end))
+        return clause_at(parts, mention.start, (sentence.start, sentence.end))
 
     def _clauses(self, index: int) -> list[tuple[int, int]]:
         """The clauses of sentence `index`, read once (a table row is one)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -35,6 +36,7 @@ _SENTENCE_END = re.compile(r"[。！？!?\n]+|(?<=(\S))\.(?=\s+\S)")
 _WORD_BEFORE = re.compile(r"(\S+)$")
 # What separates clauses: punctuation (not a comma or point inside a figure) and joining words.
 # A colon or a dash is no mark: "**AMER**: $6.2M", "Shanghai — 28 °C" give the value of the name before them.
+_NO_END = 1 << 62  # sorts after every clause that starts at a position
 _CLAUSE_MARK = re.compile(r"(?<!\d),|,(?!\d)|[;，；、()（）]")
 
 
@@ -219,6 +221,15 @@ def clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
     cuts.sort()
     spans = [(a, b) for a, b in zip(cuts[::2], cuts[1::2], strict=False) if text[a:b].strip()]
     return spans or [(start, end)]
+
+
+def clause_at(spans: Sequence[tuple[int, int]], at: int, default: tuple[int, int]) -> tuple[int, int]:
+    """The clause (of `spans`, in order) that holds position `at`, or `default` (found by bisection: a sentence
+    may have thousands)."""
+    index = bisect_right(spans, (at, _NO_END)) - 1
+    if index >= 0 and spans[index][0] <= at < spans[index][1]:
+        return spans[index]
+    return default
 
 
 def _inside_figure(text: str, at: int) -> bool:
