@@ -5,18 +5,7 @@ Pure library: nothing of Slack or SQL. Front ends build an `Agent` from a `Brain
 """
 
 from agent.backoff import Backoff, parse_retry_after
-from agent.brains.base import (
-    Brain,
-    BrainError,
-    Completion,
-    Decision,
-    DecisionKind,
-    LLMUnavailable,
-    Message,
-    NotRecorded,
-    ToolCallRequest,
-    Usage,
-)
+from agent.brains.base import Brain, BrainError, LLMUnavailable, NotRecorded
 from agent.brains.chat import ChatCompletionsClient
 from agent.brains.jsonreact import JsonReactBrain
 from agent.brains.openai import OpenAIBrain
@@ -30,6 +19,7 @@ from agent.escalation import DEFAULT_ESCALATE_ON, escalates
 from agent.grading import ErrorLevel, GradingTable
 from agent.limits import Limits
 from agent.loop import Agent, check_question
+from agent.messages import Completion, Decision, DecisionKind, Message, ToolCallRequest, Usage
 from agent.observation import Observation, ObservationError, normalise, serialise
 from agent.plain import plain_json, plain_text
 from agent.policy import HoldCondition, Policies, ToolPolicy

@@ -11,10 +11,11 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from agent.brains.base import Brain, BrainError, Message
+from agent.brains.base import Brain, BrainError
 from agent.config import AgentConfig
 from agent.finalize import validate_json_output
 from agent.grounding import Grounding, check
+from agent.messages import Message
 from agent.plain import plain_text
 from agent.result import TerminationReason
 from agent.run_state import Outcome, RunState

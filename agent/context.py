@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from agent.brains.base import Message, ToolCallRequest
+from agent.messages import Message, ToolCallRequest
 from agent.plain import plain_text
 from agent.wording import FAILURE_NOTE, INVALID_REPLY, OUTPUT_JSON, QUALITY_CHECK, REPAIR_ANSWER, SYSTEM_PROMPT
 

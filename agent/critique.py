@@ -16,9 +16,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agent.brains.base import Brain, BrainError, Message
+from agent.brains.base import Brain, BrainError
 from agent.config import CritiqueConfig, InStepCritique
 from agent.grading import ErrorLevel
+from agent.messages import Message
 from agent.text import clip
 from agent.tools.executor import ExecutedCall
 from agent.trace import CritiqueVerdictMade

@@ -14,16 +14,7 @@ import uuid
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
-from agent.brains.base import (
-    GIVE_UP,
-    Brain,
-    BrainError,
-    Decision,
-    DecisionKind,
-    LLMUnavailable,
-    RetryNote,
-    ToolCallRequest,
-)
+from agent.brains.base import GIVE_UP, Brain, BrainError, LLMUnavailable
 from agent.brains.reporting import ReportingBrain
 from agent.closing import Closing
 from agent.config import AgentConfig
@@ -32,6 +23,7 @@ from agent.critique import Critique
 from agent.errors import ErrorCode, InvalidQuestion
 from agent.grading import ErrorLevel, GradingTable
 from agent.limits import Limits
+from agent.messages import Decision, DecisionKind, RetryNote, ToolCallRequest
 from agent.observation import Observation, failure, render, serialise, with_hint
 from agent.plain import plain_decision, plain_json, plain_text
 from agent.planner import plan

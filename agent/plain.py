@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from agent.brains.base import Decision, ToolCallRequest
+from agent.messages import Decision, ToolCallRequest
 
 MAX_DEPTH = 200  # deeper than any real payload; far from Python's recursion limit
 MAX_INT_BITS = 13_000  # about 3,900 digits: Python refuses to print integers past 4,300

@@ -21,9 +21,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agent.brains.base import Brain, BrainError, Message
+from agent.brains.base import Brain, BrainError
 from agent.done import MAX_ITEMS, DoneChecklist, DoneItem
 from agent.grounding.names import aliases_in, fold, has_cjk, romanised
+from agent.messages import Message
 from agent.plain import plain_text
 from agent.small_talk import is_small_talk
 from agent.text import clip, shorten

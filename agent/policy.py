@@ -24,8 +24,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agent.brains.base import ToolCallRequest
 from agent.grading import ErrorLevel
+from agent.messages import ToolCallRequest
 from agent.result import Escalation, HeldCall
 
 NUMERIC = ("above", "at_least", "below", "at_most")

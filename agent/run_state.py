@@ -8,7 +8,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agent.brains.base import Brain, Decision
+from agent.brains.base import Brain
 from agent.context import Transcript
 from agent.critique import Critique
 from agent.degraded import build_degraded_final
@@ -17,6 +17,7 @@ from agent.escalation import escalated
 from agent.grading import ErrorLevel
 from agent.grounding import SentenceCheck, prepare
 from agent.grounding.names import NamedText, fold
+from agent.messages import Decision
 from agent.observation import Observation
 from agent.repeat import RepeatDetector
 from agent.result import Citation, Escalation, GroundedFigure, HeldCall, RunResult, RunStatus, TerminationReason

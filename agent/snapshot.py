@@ -12,8 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from agent.brains.base import Message
 from agent.done import DoneItem
+from agent.messages import Message
 from agent.result import HeldCall
 from agent.source import Source
 

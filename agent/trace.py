@@ -11,10 +11,10 @@ from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.brains.base import DecisionKind, ToolCallRequest
 from agent.done import DoneItem
 from agent.grading import NamedLevel
 from agent.limits import Limits
+from agent.messages import DecisionKind, ToolCallRequest
 from agent.result import HeldCall, RunResult
 from agent.snapshot import RunSnapshot
 

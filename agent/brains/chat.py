@@ -14,10 +14,11 @@ from typing import Any
 import httpx
 
 from agent.backoff import Backoff, parse_retry_after
-from agent.brains.base import Decision, DecisionKind, LLMUnavailable, RetryNote, ToolCallRequest, Usage
+from agent.brains.base import LLMUnavailable
 from agent.config import BrainConfig
 from agent.errors import ConfigError
 from agent.limits import DEFAULT_LLM_MAX_RETRIES, DEFAULT_RETRY_BACKOFF_BASE_S, DEFAULT_RETRY_BACKOFF_MAX_S, Limits
+from agent.messages import Decision, DecisionKind, RetryNote, ToolCallRequest, Usage
 from agent.text import exception_line, shorten
 
 logger = logging.getLogger(__name__)

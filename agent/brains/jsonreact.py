@@ -7,9 +7,10 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from agent.brains.base import GIVE_UP, Completion, Decision, DecisionKind, Message, ToolCallRequest
+from agent.brains.base import GIVE_UP
 from agent.brains.chat import ChatCompletionsClient, ChatReply
 from agent.brains.openai import parse_tool_arguments
+from agent.messages import Completion, Decision, DecisionKind, Message, ToolCallRequest
 from agent.text import shorten
 from agent.tools.base import ToolSpec
 

@@ -8,8 +8,9 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
-from agent.brains.base import GIVE_UP, Completion, Decision, DecisionKind, Message, ToolCallRequest
+from agent.brains.base import GIVE_UP
 from agent.brains.chat import ChatCompletionsClient, ChatReply, json_type_name
+from agent.messages import Completion, Decision, DecisionKind, Message, ToolCallRequest
 from agent.tools.base import ToolSpec
 
 logger = logging.getLogger(__name__)

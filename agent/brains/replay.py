@@ -23,16 +23,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from agent.brains.base import (
-    Completion,
-    Decision,
-    DecisionKind,
-    LLMUnavailable,
-    Message,
-    NotRecorded,
-    ToolCallRequest,
-)
+from agent.brains.base import LLMUnavailable, NotRecorded
 from agent.errors import ConfigError
+from agent.messages import Completion, Decision, DecisionKind, Message, ToolCallRequest
 from agent.text import exception_line
 from agent.tools.base import ToolSpec
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
-from agent.brains.base import Brain, Completion, Decision, LLMUnavailable, Message, Usage
+from agent.brains.base import Brain, LLMUnavailable
+from agent.messages import Completion, Decision, Message, Usage
 from agent.tools.base import ToolSpec
 from agent.trace import LLMCallFinished, LLMPurpose
 

@@ -13,9 +13,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.brains.base import ToolCallRequest
 from agent.errors import ErrorCode, ToolError
 from agent.grading import ErrorLevel, GradingTable
+from agent.messages import ToolCallRequest
 from agent.observation import Observation, failure, normalise
 from agent.plain import plain_json, plain_text
 from agent.recovery import RecoveryPolicy

@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from agent.brains.base import DecisionKind, Message, ToolCallRequest
 from agent.brains.chat import ChatCompletionsClient
 from agent.brains.jsonreact import JsonReactBrain
+from agent.messages import DecisionKind, Message, ToolCallRequest
 from agent.tools.base import ToolSpec
 from tests.fakes.llm_server import FakeLLMServer, FakeReply, completion_with_content
 

@@ -6,9 +6,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from agent.brains.base import GIVE_UP, DecisionKind, LLMUnavailable, Message, ToolCallRequest
+from agent.brains.base import GIVE_UP, LLMUnavailable
 from agent.brains.chat import ChatCompletionsClient
 from agent.brains.openai import OpenAIBrain
+from agent.messages import DecisionKind, Message, ToolCallRequest
 from agent.tools.base import ToolSpec
 from tests.fakes.llm_server import (
     FakeLLMServer,

@@ -62,9 +62,9 @@ from agent import (
     Usage,
     check_question,
 )
-from agent.brains.base import RetryNote
 from agent.config import CritiqueConfig, DoneConfig
 from agent.limits import Limits
+from agent.messages import RetryNote
 from tests.agent.toolbox import Hang, ScriptedTool, make_agent, replay
 
 CI_EXAMPLES = 100
