@@ -129,7 +129,7 @@ def attachment(text: str, end: int, number: int) -> Attachment:
     while at < len(text) and text[at] in _EMPHASIS:
         at += 1
     before = text[at - 1 : at]
-    glued = not before or has_cjk(before) or before in "（【「"
+    glued = not before or has_cjk(before) or before in "（【「）】」，。：；"
     return Attachment(at, f"[{number}]" if glued else f" [{number}]")
 
 

@@ -272,16 +272,25 @@ class _Checker:
         found: list[Attachment] = []
         by_sentence: dict[int, list[Mention]] = {}
         for mention in self.mentions:
-            if mention.grounded is not None and mention.parley and mention.bound is not None:
+            if mention.grounded is not None and mention.parley and mention.bound is not None and not _year(mention):
                 by_sentence.setdefault(mention.sentence, []).append(mention)
-        for mentions in by_sentence.values():
+        for index, mentions in by_sentence.items():
             ordered = sorted(mentions, key=lambda m: m.start)
+            sentence = self.layout.sentences[index]
+            prose = self.layout.blocks[sentence.block].kind is BlockKind.PROSE
             for at, mention in enumerate(ordered):
                 following = ordered[at + 1] if at + 1 < len(ordered) else None
                 if following is not None and following.bound is mention.bound:
                     continue
                 assert mention.bound is not None
-                found.append(attachment(self.answer, mention.end, mention.bound.number))
+                # A run's tag closes the clause of its last figure ("78 % humidity [1]", "北京 22°C [2]，晴"), as
+                # models place tags — never a later clause, which may say something no result backs.
+                end = 0
+                if prose:
+                    clause = clause_at(self._clauses(index), mention.start, (sentence.start, sentence.end))
+                    if following is None or following.start >= clause[1]:  # "74 % [1] vs 32 % [2]": one clause
+                        end = _sentence_end(self.masked, *clause)
+                found.append(attachment(self.answer, max(end, mention.end), mention.bound.number))
         return found
 
     def _mark(self, mention: Mention, why: str) -> None:
@@ -323,6 +332,25 @@ def _for_people(problem: str) -> str:
     if "but its sentence is about" in problem:
         return f"{what} belongs to another result than the one its sentence is about"
     return f"{what} matches no tool result"
+
+
+def _sentence_end(text: str, start: int, end: int) -> int:
+    """Where the words of `text[start:end]` end: before its closing marks and spaces."""
+    while end > start and (text[end - 1].isspace() or text[end - 1] in ".。!！?？;；:：…"):
+        end -= 1
+    return end
+
+
+def _year(mention: Mention) -> bool:
+    """A bare year ("Q3 2026", "in 2025") sets the scene: checked like any figure, but no tag is added to it."""
+    figure = mention.figure
+    return (
+        figure is not None
+        and figure.unit is None
+        and figure.number.isdigit()
+        and len(figure.number) == 4
+        and 1900 <= figure.value <= 2100
+    )
 
 
 def _said(source: Source) -> str:

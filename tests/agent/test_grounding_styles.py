@@ -67,7 +67,7 @@ def caught(answer: str, sources: list[Source], question: str = "q") -> list[str]
 def test_styles_untagged_answer_is_cited_by_parley_after_each_figure():
     assert ok("Shanghai is 28°C and Beijing 16°C.", CITIES) == "Shanghai is 28°C [1] and Beijing 16°C [2]."
     assert ok("上海气温28度，北京16度。", CITIES) == "上海气温28度[1]，北京16度[2]。"
-    assert ok("- **Shanghai**: **28°C**, 78% humidity", CITIES) == "- **Shanghai**: **28°C**, 78% [1] humidity"
+    assert ok("- **Shanghai**: **28°C**, 78% humidity", CITIES) == "- **Shanghai**: **28°C**, 78% humidity [1]"
 
 
 def test_styles_grouped_fullwidth_and_closing_tags_are_read():
