@@ -17,7 +17,7 @@ figure ("28 °C [1]"): one tag for a run of figures from the same result.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from agent.grounding.language import RESPECTIVELY
@@ -31,14 +31,25 @@ _EMPHASIS = "*_`"
 class Names:
     """Where the answer names the results: each occurrence of a result's name, with the result."""
 
-    def __init__(self, text: str, identities: Mapping[int, Sequence[str]], aliases: dict[str, list[str]]) -> None:
-        """`identities`: each result's names, by its number (`names.identities`)."""
+    def __init__(
+        self,
+        text: str,
+        identities: Mapping[int, Sequence[str]],
+        aliases: dict[str, list[str]],
+        apparatus: Sequence[tuple[int, int]] = (),
+    ) -> None:
+        """`identities`: each result's names, by its number (`names.identities`); `apparatus`: spans that only
+        say where facts come from (footnote lines, a list of sources), whose names say nothing a figure is about."""
         index = NameIndex(text)
         spans: list[tuple[int, int, int]] = []
         for number, names in identities.items():
             for name in names:
                 for form in (name, *aliases.get(fold(name), ())):
-                    spans.extend((start, end, number) for start, end in index.spans(form))
+                    spans.extend(
+                        (start, end, number)
+                        for start, end in index.spans(form)
+                        if not any(a <= start < b for a, b in apparatus)
+                    )
         self._spans = sorted(spans)
         self._starts = [start for start, _, _ in self._spans]
         self.anywhere = frozenset(number for _, _, number in self._spans)
@@ -94,9 +105,12 @@ def pointers(
     return result
 
 
-def choose(stating: Sequence[Source], pointer: Pointer, names: Names) -> tuple[Source | None, Source | None]:
+def choose(
+    stating: Sequence[Source], pointer: Pointer, names: Names, pointed_tools: Collection[str] = ()
+) -> tuple[Source | None, Source | None]:
     """Of the results that state a figure, the one it is bound to — or None and the result it was taken from
-    when the figure's words point elsewhere (a swapped fact)."""
+    when the figure's words point elsewhere (a swapped fact). `pointed_tools`: the tools of the results the
+    figure's words point to."""
     if not stating:
         return None, None
     if not pointer.numbers:
@@ -105,7 +119,9 @@ def choose(stating: Sequence[Source], pointer: Pointer, names: Names) -> tuple[S
         if source.number in pointer.numbers:
             return source, None
     for source in stating:
-        if source.number not in names.anywhere:  # about nothing the answer names: it may back any figure
+        # About nothing the answer names (a calculation, a lookup by key), it may back any figure — but not a
+        # call of the same tool about another thing ("Beijing 30 °C" with the 30 of get_weather(深圳)).
+        if source.number not in names.anywhere and source.tool not in pointed_tools:
             return source, None
     if pointer.level != "clause":  # "Shanghai is more humid (74 % vs 32 %)": a sentence may compare
         return stating[0], None

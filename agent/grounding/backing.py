@@ -82,9 +82,10 @@ class Backing:
             self._ground_known(mention, figure)
             return
         if stating:
-            chosen, taken_from = choose([s for s, _, _ in stating], mention.pointer, self.names)
-            if mention.strict:
-                chosen, taken_from = stating[0][0], None
+            # A tag names the results a figure may be in; the clause's names still say which one ("Shanghai 16 °C
+            # [1][2]" is Beijing's 16 given to Shanghai).
+            pointed_tools = {s.tool for s in self.sources if s.number in mention.pointer.numbers}
+            chosen, taken_from = choose([s for s, _, _ in stating], mention.pointer, self.names, pointed_tools)
             if chosen is not None:
                 _, reading, fact = next(item for item in stating if item[0] is chosen)
                 rule = _rule(figure, reading, fact)
@@ -115,7 +116,7 @@ class Backing:
                 found = self._facts(source).find(figure.readings, figure.approximation, strings=strings)
                 if found is not None:
                     stating.append((source, *found))
-                    if mention.strict or not mention.pointer.numbers or source.number in mention.pointer.numbers:
+                    if not mention.pointer.numbers or source.number in mention.pointer.numbers:
                         return stating
             if stating:
                 return stating

@@ -75,7 +75,8 @@ class _Checker:
         self.known = known(question, today)
         self.identities = identities(self.sources)
         self.inputs = inputs_of(self.sources)  # "calculator(47 * 12)" used [1]'s 47 and [2]'s 12
-        self.names = Names(self.text, self.identities, aliases_in(question))
+        apparatus = [(b.start, b.end) for b in self.layout.blocks if b.kind in (BlockKind.FOOTNOTE, BlockKind.SOURCES)]
+        self.names = Names(self.text, self.identities, aliases_in(question), apparatus)
         self.backing = Backing(
             self.sources, self.names, self.inputs, self.known, self.masked, self.layout, self.citations
         )
@@ -148,8 +149,8 @@ class _Checker:
             after = [cite for cite in exact if cite.start >= item.start]
             if after and isinstance(item, Figure):  # a date sets the scene of its whole sentence
                 rests_on, strict = list(after[0].sources), True
-            elif exact:
-                rests_on, strict = _unique([s for cite in exact for s in cite.sources]), True
+            elif exact:  # after the sentence's last tag: its tags first, then any result ("28 °C [1], Beijing 16 °C")
+                rests_on, strict = _unique([*(s for cite in exact for s in cite.sources), *self.sources]), False
             else:
                 rests_on, strict = untagged, False
             clause = clause_at(parts, item.start, (start, end))

@@ -108,6 +108,15 @@ def test_styles_a_list_of_sources_after_the_answer_cites_them_for_the_whole_answ
     assert ok(answer, CITIES) == answer.replace("28°C", "28°C [1]").replace("16°C", "16°C [2]")
 
 
+def test_styles_tags_on_some_figures_only_and_tags_naming_the_other_result():
+    # A weak model tags the first figure only: the second is found, not refused.
+    assert ok("Shanghai 28°C [1], Beijing 16°C.", CITIES) == "Shanghai 28°C [1], Beijing 16°C [2]."
+    caught("Shanghai 28°C [1], Beijing 30°C.", CITIES)  # 30 is Shenzhen's, and the clause names Beijing
+    # A tag names the results a figure may be in; the clause's names still say which.
+    caught("Shanghai 16°C and Beijing 28°C [1][2].", CITIES)
+    caught("Shanghai 16°C [2].", CITIES)  # [2] is Beijing's result: its 16 is not Shanghai's
+
+
 def test_styles_unknown_tag_is_still_a_problem():
     assert "[9] is not the tag of any successful tool result" in caught("Shanghai 28°C [9].", CITIES)
 
