@@ -77,7 +77,7 @@ class Backing:
         if asked:
             # The asker's own figure ("our twenty regions") is theirs, unless the result its words name states it.
             candidates = [s for s in candidates if s.number in mention.pointer.numbers]
-        stating = self._stating(figure, candidates, mention)
+        stating = self._stating(_signed(figure, mention.clause), candidates, mention)
         if asked and not stating:
             self._ground_known(mention, figure)
             return
@@ -302,6 +302,15 @@ def _value_operand(source: Source, fact: Fact) -> Operand:
     return Operand(
         f"{plain(fact.returned)} ({fact.key} in {source.tag})", (fact.value,), fact.unit, False, (source.tag,)
     )
+
+
+def _signed(figure: Figure, clause: str) -> Figure:
+    """"Fell 3.2 %", "down €12,000": a figure its words say went down may stand for a negative value
+    (`growth_pct: -3.2`). Tried after the figure as written; "grew 3.2 %" never matches -3.2."""
+    if figure.value <= 0 or not DECREASE.search(clause):
+        return figure
+    negatives = tuple(r._replace(value=-r.value) for r in figure.readings)
+    return figure._replace(readings=(*figure.readings, *negatives))
 
 
 def _weak(mention: Mention) -> bool:

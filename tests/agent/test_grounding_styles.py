@@ -214,6 +214,15 @@ def test_derivations_chained_and_across_results():
     caught("EMEA made €1,000,000 [1]; at 1.0832 USD per EUR [2] that is about $1.12 million.", fx)
 
 
+def test_figures_whose_words_say_they_went_down_stand_for_negative_values():
+    emea = [Source(1, "get_revenue", "r1", 1, {"region": "EMEA"}, {"growth_pct": -3.2, "change_eur": -12000})]
+    assert ok("EMEA revenue fell 3.2%.", emea) == "EMEA revenue fell 3.2% [1]."
+    assert ok("Der Umsatz in EMEA ist um 12.000 € gesunken.", emea)
+    assert ok("EMEA: -3.2% [1]", emea)
+    caught("EMEA revenue grew 3.2%.", emea)  # the result says it shrank
+    caught("EMEA revenue fell 3.4%.", emea)
+
+
 def test_tables_read_each_row_with_its_headers_unit():
     table = "| City | Temp (°C) | Humidity (%) |\n|---|---|---|\n| Shanghai | 28 | 78 |\n| Beijing | 16 | 35 |"
     shown = ok(table, CITIES)
