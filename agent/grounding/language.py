@@ -74,18 +74,19 @@ APPROXIMATIONS_BEFORE: dict[str, tuple[str, ...]] = {
         "about", "around", "roughly", "approximately", "approx.", "approx", "some", "circa", "ca.", "~", "≈",
         "etwa", "ungefähr", "rund", "zirka", "environ", "à peu près", "autour de", "aproximadamente",
         "alrededor de", "unos", "unas", "cerca de", "около", "примерно", "约", "大约", "大概", "约为", "大致",
-        "約", "およそ", "大体", "약",
+        "約", "およそ", "大体", "약", "ongeveer", "circa", "zo'n", "rond de", "cerca di", "intorno a", "circa",
+        "quase", "aproximadamente", "cerca de", "por volta de", "em torno de", "대략",
     ),
     "at_least": (
         "over", "more than", "above", "at least", "upwards of", "exceeding", "über", "mehr als", "mindestens",
         "gut", "plus de", "au moins", "más de", "al menos", "oltre", "più di", "более", "свыше", "超过", "逾",
-        "至少", "超",
+        "至少", "超", "meer dan", "ruim", "minstens", "almeno", "mais de", "pelo menos", "이상",
     ),
     "at_most": (
         "under", "less than", "below", "nearly", "almost", "just under", "up to", "at most", "fast", "knapp",
         "beinahe", "unter", "weniger als", "höchstens", "bis zu", "presque", "près de", "moins de",
         "jusqu'à", "casi", "menos de", "hasta", "quasi", "meno di", "почти", "менее", "不到", "近", "将近",
-        "接近", "低于", "少于", "最多", "ほぼ",
+        "接近", "低于", "少于", "最多", "ほぼ", "bijna", "minder dan", "hooguit", "fino a", "quase", "até", "거의",
     ),
 }  # fmt: skip
 APPROXIMATIONS_AFTER: dict[str, tuple[str, ...]] = {
@@ -98,7 +99,9 @@ DECREASE = re.compile(
     r"\b(?:down|fell|fall(?:en|s)?|drop(?:ped|s)?|declin\w*|decreas\w*|lower|less|cheaper|colder|cooler|shorter"
     r"|smaller|fewer|reduc\w*|shr[aiu]nk\w*|loss|gesunken|gefallen|sank|Rückgang|weniger|niedriger|kälter|kleiner"
     r"|billiger|verringert|baisse|diminu\w*|moins|recul\w*|chut\w*|baj[óoa]\w*|caída|descenso|menos|disminu\w*"
-    r"|reduj\w*)\b|下降|减少|降低|下跌|下滑|减|降|低|少|減少|低下|下落|減|下回",
+    r"|reduj\w*|calo|cal[aoi]\w*|sces[aoi]|scend\w*|ribass\w*|perdit\w*|queda|ca[iíu]\w*|baix\w*|recuo\w*"
+    r"|diminui\w*|daling|gedaald|gedaalde|gezakt|afname|afgenomen|lager|minder|verlies)\b"
+    r"|下降|减少|降低|下跌|下滑|减|降|低|少|減少|低下|下落|減|下回|감소|하락|줄",
     re.IGNORECASE,
 )
 # A rate of exchange: an amount in one currency times a bare rate may be an amount in another.
@@ -261,6 +264,8 @@ ABBREVIATIONS = frozenset(
     (
         *("ca", "vs", "nr", "no", "dr", "mr", "mrs", "st", "bzw", "approx", "etc", "mio", "mrd", "tsd", "bio"),
         *("mds", "md", "z.b", "e.g", "i.e", "inkl", "ggf", "usw", "fr", "mme", "env", "av"),
+        # a company's form ends no sentence: "Orion Labs Inc. spent …", "Bianchi S.p.A. ha …"
+        *("inc", "corp", "co", "ltd", "llc", "s.p.a", "spa", "s.r.l", "srl", "ltda", "s.l", "s.a", "s.a.s", "bros"),
     )
 )
 # Words that join two statements in one sentence: "Shanghai is 28 °C and Beijing 16 °C" is two clauses.
