@@ -40,7 +40,9 @@ class Names:
     ) -> None:
         """`identities`: each result's names, by its number (`names.identities`); `apparatus`: spans that only
         say where facts come from (footnote lines, a list of sources), whose names say nothing a figure is about."""
-        index = NameIndex(text)
+        index = self._index = NameIndex(text)
+        self._aliases = aliases
+        self._apparatus = apparatus
         spans: list[tuple[int, int, int]] = []
         for number, names in identities.items():
             for name in names:
@@ -64,6 +66,16 @@ class Names:
                 found.append(number)
             at += 1
         return found
+
+    def named(self, start: int, end: int, candidates: Collection[str]) -> set[str]:
+        """Which of `candidates` (names of items of a result, `records`) the text names inside `[start, end)`."""
+        return {
+            name
+            for name in candidates
+            for form in (name, *self._aliases.get(fold(name), ()))
+            for at, stop in self._index.spans(form)
+            if start <= at and stop <= end and not any(a <= at < b for a, b in self._apparatus)
+        }
 
 
 @dataclass(frozen=True)

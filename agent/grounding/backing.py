@@ -8,6 +8,7 @@ result (`derivation`). A value a superlative speaks of must be the largest or sm
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from decimal import Decimal
 
@@ -24,14 +25,20 @@ from agent.grounding.derivation import (
 )
 from agent.grounding.facts import Fact, SourceFacts, facts_of, returned
 from agent.grounding.figures import Figure, Reading, plain
-from agent.grounding.language import DECREASE, EXCHANGE, superlatives
+from agent.grounding.language import DECREASE, EXCHANGE
 from agent.grounding.mention import Known, Mention
+from agent.grounding.records import owners, records_of
 from agent.grounding.structure import BlockKind, Layout
+from agent.grounding.superlatives import Direction, governed, resolved
 from agent.result import GroundedFigure, GroundingRule
 from agent.source import Source
 
 MAX_DERIVED = 200  # figures tried as derivations per answer: an answer repeating one number cannot stall a run
 MAX_SOURCE_OPERANDS = 6  # values of a result tried as operands the answer did not write out
+
+
+# A field that is an extreme by name: "temp_max_c", "peak_rps", "p95_max", "lowest_price".
+_EXTREME_KEY = re.compile(r"(?:^|_|\b)(?:max|min|maximum|minimum|peak|high|low|highest|lowest|top)(?:$|_|\b)", re.I)
 
 
 class Backing:
@@ -46,8 +53,10 @@ class Backing:
         text: str,
         layout: Layout,
         citations: Citations,
+        figures: Sequence[tuple[int, int]],
     ) -> None:
-        """`inputs`: the results each result's call used; `text`: the answer, citations masked."""
+        """`inputs`: the results each result's call used; `text`: the answer, citations masked; `figures`:
+        where its figures stand (not its years)."""
         self.sources = sources
         self.names = names
         self.inputs = inputs
@@ -55,8 +64,9 @@ class Backing:
         self.masked = text
         self.layout = layout
         self.citations = citations
+        self.figures = figures
         self._facts_cache: dict[int, SourceFacts] = {}
-        self._superlatives: list[tuple[int, str]] | None = None  # where the answer says "largest", "slowest"…
+        self._governed: dict[int, Direction] | None = None  # the figures superlatives speak of ("slowest … 912")
         self._peers: dict[tuple[str, str], tuple[Decimal, Decimal] | None] = {}
         self._tagged_in: dict[int, set[int]] | None = None  # block → the results its exact tags name
 
@@ -91,6 +101,7 @@ class Backing:
                 rule = _rule(figure, reading, fact)
                 self._bind(mention, chosen, rule, f"{figure.text} ← {fact.shown()}", (reading, fact))
                 self._check_superlative(mention, chosen, fact)
+                self._check_item(mention, chosen, fact)
                 return
             mention.taken_from = taken_from
             return
@@ -127,28 +138,43 @@ class Backing:
 
     def _check_superlative(self, mention: Mention, source: Source, fact: Fact) -> None:
         """ "The slowest endpoint … 876 ms": a value a superlative speaks of must be the largest (or smallest) of
-        its field — over the items of its result's list, or over the results of the same tool."""
-        if self._superlatives is None:
-            self._superlatives = superlatives(self.masked)
-        if not self._superlatives:
+        its field — over the items of its result's list, or over the results of the same tool. A field that
+        names its extreme ("temp_max_c") is one already."""
+        if self._governed is None:
+            sentences = [(s.start, s.end) for s in self.layout.sentences]
+            self._governed = governed(self.masked, sentences, self.figures)
+        direction = self._governed.get(mention.start)
+        if direction is None or _EXTREME_KEY.search(fact.key):
             return
-        sentence = self.layout.sentences[mention.sentence]
-        statement = max(self.masked.rfind(";", sentence.start, mention.start) + 1, sentence.start)
-        words = [kind for at, kind in self._superlatives if statement <= at < mention.start]
-        if not words:
-            return
-        wants = words[0] if words[0] != "either" else "largest or smallest"
+        wants = resolved(direction, fact.unit, fact.key)
         span = _extremes(source).get(fact.key)
         if span is None:
             span = self._peer_span(source.tool, fact.key)
         if span is None:
             return  # a value with no others of its kind: no superlative can be wrong about it
         low, high = span
-        allowed = {"largest": (high,), "smallest": (low,)}.get(wants, (low, high))
+        allowed = {Direction.LARGEST: (high,), Direction.SMALLEST: (low,)}.get(wants, (low, high))
         if fact.returned in allowed:
             return
-        mention.grounded, mention.superlative = None, wants
+        mention.grounded, mention.superlative = None, wants.value
         mention.taken_from = None
+
+    def _check_item(self, mention: Mention, source: Source, fact: Fact) -> None:
+        """ "/checkout is at 412 ms", where one result lists /checkout at 912 ms and /search at 412 ms: a figure
+        is the item's its clause (else its sentence, naming one item) names, or it is swapped within its result."""
+        own, others = owners(records_of(source), fact.key, fact.returned)
+        if not others or mention.grounded is None:
+            return
+        sentence = self.layout.sentences[mention.sentence]
+        for start, end in (mention.span, (sentence.start, sentence.end)):
+            if self.names.named(start, end, own):
+                return
+            named = self.names.named(start, end, others)
+            if len(named) > 1 and end == sentence.end and start == sentence.start:
+                return  # a sentence naming several items may compare them: only a clause says whose a figure is
+            if named:
+                mention.grounded, mention.owner = None, min(own)
+                return
 
     def _peer_span(self, tool: str, key: str) -> tuple[Decimal, Decimal] | None:
         """The smallest and largest `key` over the results of `tool` (two at least)."""
@@ -232,7 +258,8 @@ class Backing:
     def derive_all(self, mentions: Sequence[Mention]) -> None:
         """Ground, as derivations, the figures nothing states."""
         for _ in range(2):  # a second pass lets a derived figure be an operand of the next ("50 …, that is 25 %")
-            pending = [m for m in mentions if m.grounded is None and m.figure is not None][:MAX_DERIVED]
+            pending = [m for m in mentions if m.grounded is None and m.figure is not None and not m.refuted]
+            pending = pending[:MAX_DERIVED]
             if not pending:
                 return
             by_sentence: dict[int, list[Mention]] = {}

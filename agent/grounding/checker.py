@@ -77,8 +77,9 @@ class _Checker:
         self.inputs = inputs_of(self.sources)  # "calculator(47 * 12)" used [1]'s 47 and [2]'s 12
         apparatus = [(b.start, b.end) for b in self.layout.blocks if b.kind in (BlockKind.FOOTNOTE, BlockKind.SOURCES)]
         self.names = Names(self.text, self.identities, aliases_in(question), apparatus)
+        spans = [(f.start, f.end) for f in self.figures if not _is_year(f)]
         self.backing = Backing(
-            self.sources, self.names, self.inputs, self.known, self.masked, self.layout, self.citations
+            self.sources, self.names, self.inputs, self.known, self.masked, self.layout, self.citations, spans
         )
         self.result = Grounding(answer=answer)
         self.mentions: list[Mention] = []
@@ -162,6 +163,7 @@ class _Checker:
                     rests_on=rests_on,
                     strict=strict,
                     clause=self.masked[clause[0] : clause[1]],
+                    span=clause,
                     pointer=pointer,
                 )
             )
@@ -305,6 +307,11 @@ class _Checker:
         what = f"the number {mention.figure.number}" if mention.figure is not None else f"the date {mention.text}"
         if mention.superlative:
             return f"{what} is not the {mention.superlative} of its kind in the results, as its sentence says"
+        if mention.owner:
+            source = mention.bound
+            assert source is not None
+            owner = f"{mention.owner}'s in {source.tool} {source.tag}"
+            return f"{what} is {owner}, but its sentence gives it to another item"
         if mention.taken_from is not None:
             named = ", ".join(f"[{n}]" for n in sorted(mention.pointer.numbers))
             return (
@@ -330,6 +337,8 @@ def _for_people(problem: str) -> str:
         return f"{what} does not match the result it cites"
     if "of its kind in the results" in problem:
         return f"{what} is not the largest or smallest its sentence says it is"
+    if "but its sentence gives it to another item" in problem:
+        return f"{what} belongs to another item of its result than the one its sentence names"
     if "but its sentence is about" in problem:
         return f"{what} belongs to another result than the one its sentence is about"
     return f"{what} matches no tool result"
@@ -344,14 +353,11 @@ def _sentence_end(text: str, start: int, end: int) -> int:
 
 def _year(mention: Mention) -> bool:
     """A bare year ("Q3 2026", "in 2025") sets the scene: checked like any figure, but no tag is added to it."""
-    figure = mention.figure
-    return (
-        figure is not None
-        and figure.unit is None
-        and figure.number.isdigit()
-        and len(figure.number) == 4
-        and 1900 <= figure.value <= 2100
-    )
+    return mention.figure is not None and _is_year(mention.figure)
+
+
+def _is_year(figure: Figure) -> bool:
+    return figure.unit is None and figure.number.isdigit() and len(figure.number) == 4 and 1900 <= figure.value <= 2100
 
 
 def _said(source: Source) -> str:

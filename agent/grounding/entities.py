@@ -27,6 +27,7 @@ _CAPITALISED = re.compile(
 )
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{3,12}")
 _OPENING = re.compile(r"^[\s\-*+>#•·\d.)、:：]*$")  # what may stand before a sentence's first word
+_LABEL_END = re.compile(r"[*_]*\s*[:：]")
 MIN_CJK_NAME = 3  # two-character names ("上海", "北京") are one character from too many words
 
 
@@ -63,7 +64,7 @@ def unknown_names(
             continue
         at = start + match.start() + match.group(0).find(name)
         opening = " " not in name and _opens(text[sentence:at])
-        if opening:
+        if opening or _labels(text, at + len(name), sentence, at):
             continue  # "Revenue grew …": a sentence's first word is capitalised whatever it is
         if not _known(name, known):
             yield at, at + len(name), name
@@ -123,6 +124,11 @@ def _near_misses(clause: str, known: Known) -> Iterator[tuple[int, str]]:
 def _is_cjk_name(candidate: str, name: str) -> bool:
     """The differing character is a name's, not grammar's: both are names of the same kind (same suffix)."""
     return candidate[-2:] == name[-2:] or any(candidate.endswith(s) for s in CJK_ORGANISATION_SUFFIXES)
+
+
+def _labels(text: str, end: int, sentence: int, at: int) -> bool:
+    """ "- **Peak Traffic:** 4,822": a line's Title Case label, not a name."""
+    return bool(_LABEL_END.match(text, end)) and _opens(text[sentence:at])
 
 
 def _opens(before: str) -> bool:

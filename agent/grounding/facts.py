@@ -191,12 +191,18 @@ def _numbers_in_name(name: str) -> tuple[int, ...]:
     return tuple(int(digits) for digits in _DIGITS.findall(name)) if any(c.isdigit() for c in name) else ()
 
 
-def _number_facts(key: str, number: int | float) -> list[Fact]:
+def number_key(number: int | float) -> Decimal | None:
+    """A returned number as the facts hold it (None: not a finite number)."""
     try:
         value = Decimal(repr(number)) if isinstance(number, float) else Decimal(number)
     except InvalidOperation:
-        return []
-    if not value.is_finite():
+        return None
+    return value if value.is_finite() else None
+
+
+def _number_facts(key: str, number: int | float) -> list[Fact]:
+    value = number_key(number)
+    if value is None:
         return []
     unit, scale = unit_of_key(key)
     facts = [Fact(value, unit, GroundingRule.EXACT, key, value)]
@@ -240,7 +246,7 @@ def returned(source: Source, limit: int) -> list[Fact]:
         "returned",
         lambda: [
             fact
-            for key, leaf in _data_leaves(source.data)
+            for key, leaf in data_leaves(source.data)
             if not isinstance(leaf, str)
             for fact in _number_facts(key, leaf)
             if fact.rule is GroundingRule.EXACT
@@ -282,7 +288,7 @@ def _returned_values(source: Source) -> frozenset[Decimal]:
     return source.memo("returned_values", lambda: frozenset(fact.value for fact in returned(source, MAX_LEAVES)))
 
 
-def _data_leaves(data: Any) -> list[tuple[str, Any]]:
+def data_leaves(data: Any) -> list[tuple[str, Any]]:
     """The data's numbers and strings, with their fields, in the result's order (no numbers of field names)."""
     leaves: list[tuple[str, Any]] = []
     stack: list[tuple[str, Any, int]] = [("", data, 0)]

@@ -387,6 +387,11 @@ NOT_NAMES = frozenset(
         *("le", "la", "les", "un", "une", "en", "au", "aux", "selon", "au total", "actuellement", "ensemble"),
         *("el", "los", "las", "uno", "una", "según", "hoy", "actualmente", "juntos", "entre", "lo", "il", "gli"),
         *("o", "os", "as", "het", "een", "de", "ook", "totaal", "samen"),
+        # prepositions that open a sentence capitalised ("À Lille", "Em Lisboa", "Nel Nord", "Op maandag")
+        *("à", "dans", "chez", "sur", "pour", "avec", "depuis", "pendant", "con", "para", "por", "desde", "hasta"),
+        *("a", "ad", "di", "da", "su", "tra", "fra", "nel", "nella", "nei", "dal", "dalla", "al", "alla", "em"),
+        *("no", "na", "nos", "nas", "com", "do", "dos", "das", "op", "bij", "voor", "met", "naar", "uit", "van"),
+        *("volgens", "auf", "nach", "von", "vom", "zum", "zur", "seit", "bis", "secondo", "segundo"),
     )
 )
 # Words that end the name of an organisation: "Orion Labs", "Globex GmbH", "星河科技".

@@ -29,15 +29,23 @@ class Mention:
     rests_on: list[Source]
     strict: bool  # the answer's own tags name those results: the figure must be in one of them
     clause: str = ""  # the words of its clause ("are down", "fell", "exchange rate")
+    span: tuple[int, int] = (0, 0)  # where its clause stands in the answer
     pointer: Pointer = NOWHERE
     grounded: GroundedFigure | None = None
     bound: Source | None = None  # the result it rests on
     backing: tuple[Reading, Fact] | None = None
     derived_operand: Operand | None = None
     taken_from: Source | None = None  # the result that states it, when its words point at another (swapped)
+    owner: str = ""  # the item of its result that holds it, when its words name another item (swapped)
     wrong_entity: bool = False  # it is given to a name nothing the run saw names
     superlative: str = ""  # what its sentence says it is ("largest") when it is not
     parley: bool = False  # Parley found its result (the answer's tags did not name it)
+
+    @property
+    def refuted(self) -> bool:
+        """A result states it, but for another thing than its words say, or not as the extreme they call it:
+        no arithmetic makes it right."""
+        return bool(self.superlative or self.owner) or self.taken_from is not None
 
     @property
     def item(self) -> Figure | WrittenDate:

@@ -252,7 +252,7 @@ def returned_identities(source: Source) -> frozenset[str]:
 
 def _identity(arguments: dict[str, Any], data: Any) -> Iterator[str]:
     for value in arguments.values():
-        yield from _names_in(value)
+        yield from names_in(value)
     yield from _named_fields(data, 0)
 
 
@@ -263,7 +263,7 @@ def _named_fields(data: Any, depth: int) -> Iterator[str]:
         for key, value in data.items():
             field = str(key).casefold()
             if field in IDENTITY_FIELDS or field.endswith(("_name", "_id")):
-                yield from _names_in(value)
+                yield from names_in(value)
             elif isinstance(value, dict | list):
                 yield from _named_fields(value, depth + 1)
     elif isinstance(data, list):
@@ -271,7 +271,7 @@ def _named_fields(data: Any, depth: int) -> Iterator[str]:
             yield from _named_fields(item, depth + 1)
 
 
-def _names_in(value: Any) -> Iterator[str]:
+def names_in(value: Any) -> Iterator[str]:
     if isinstance(value, str):
         text = value.strip()
         if 2 <= len(text) <= MAX_CARRIED_CHARS and not _NOT_A_NAME.match(text) and any(c.isalpha() for c in text):
@@ -279,4 +279,4 @@ def _names_in(value: Any) -> Iterator[str]:
     elif isinstance(value, list):
         for item in value[:MAX_LISTED]:
             if isinstance(item, str):
-                yield from _names_in(item)
+                yield from names_in(item)

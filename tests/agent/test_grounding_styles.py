@@ -234,3 +234,88 @@ def test_tables_read_each_row_with_its_headers_unit():
         Source(2, "get_revenue", "r2", 1, {"region": "华南"}, {"region": "华南", "revenue_cny": 9_830_000}),
     ]
     assert ok("| 地区 | 营收（万元） |\n|---|---|\n| 华东 | 1250 |\n| 华南 | 983 |", revenue)
+
+
+ENDPOINTS = [
+    Source(
+        1,
+        "get_endpoint_latency",
+        "e1",
+        1,
+        {"service": "storefront"},
+        {
+            "service": "storefront",
+            "endpoints": [
+                {"endpoint": "/checkout", "p95_ms": 912.4, "rpm": 1840},
+                {"endpoint": "/search", "p95_ms": 412.0, "rpm": 9120},
+                {"endpoint": "/cart", "p95_ms": 187.5, "rpm": 4410},
+            ],
+        },
+    )
+]
+BATCH = [
+    Source(
+        1,
+        "get_weather_batch",
+        "b1",
+        1,
+        {"cities": ["Lille", "Nantes"]},
+        {
+            "Lille": {"temp_c": 6.2, "condition": "bruine"},
+            "Nantes": {"temp_c": 11.4, "condition": "éclaircies"},
+        },
+    )
+]
+
+
+def test_items_of_one_result_a_figure_is_the_item_its_words_name():
+    assert ok("/checkout is at about 912 ms p95 and /search at 412 ms.", ENDPOINTS)
+    problems = caught("/checkout is at 412 ms p95 and /search at about 912 ms.", ENDPOINTS)
+    assert any("/search's in get_endpoint_latency [1]" in p for p in problems)
+    caught("El p95 de /checkout es de 412 ms y el de /search de unos 912 ms.", ENDPOINTS)
+    caught("The slowest endpoint is /search, at about 912 ms p95.", ENDPOINTS)  # the largest, but /checkout's
+    assert ok("À Lille il fait 6,2 °C avec de la bruine, et à Nantes 11,4 °C.", BATCH)
+    caught("À Lille il fait 11,4 °C avec de la bruine, et à Nantes 6,2 °C.", BATCH)  # keyed by city
+    caught("| Ville | Temp (°C) |\n|---|---|\n| Lille | 11,4 |\n| Nantes | 6,2 |", BATCH)
+    # A sentence naming several items may compare them; only a clause says whose a figure is.
+    assert ok("/checkout is far slower than /search (912 ms vs 412 ms).", ENDPOINTS)
+
+
+def test_superlatives_speak_of_their_own_figure_in_the_direction_they_say():
+    assert ok(
+        "The slowest endpoint is /checkout at about 912 ms, ahead of /search (412 ms) and /cart (188 ms).", ENDPOINTS
+    )
+    caught("The slowest endpoint right now is /cart, with a p95 of about 188 ms.", ENDPOINTS)  # the fastest
+    assert ok("The fastest endpoint is /cart at about 188 ms.", ENDPOINTS)
+    assert ok("/search has the most traffic (9,120 rpm); /cart 4,410 rpm.", ENDPOINTS)
+    caught("L'endpoint le plus lent est /search, à 412 ms.", ENDPOINTS)
+    caught("Il servizio più lento è /cart, con circa 188 ms.", ENDPOINTS)
+    caught("De traagste endpoint is /cart met ongeveer 188 ms.", ENDPOINTS)
+    caught("가장 느린 엔드포인트는 /cart로, 약 188ms입니다.", ENDPOINTS)
+    caught("最慢的是 /cart，188 ms。", ENDPOINTS)
+    cold = [weather(1, "Oslo", -2.5), weather(2, "Stockholm", 1.5), weather(3, "Helsinki", -4)]
+    assert ok("Helsinki is the coldest at -4 °C, followed by Oslo at -2.5 °C; Stockholm is at 1.5 °C.", cold)
+    caught("Stockholm is the coldest at 1.5 °C.", cold)
+    caught("Die wärmste Stadt ist Oslo mit -2,5 °C.", cold)
+    caught("现在最热的是奥斯陆（Oslo），-2.5°C。", cold)
+    # A false superlative is never made right by arithmetic (-2.5 = -4 + 1.5).
+    caught("Oslo is the coldest at -2.5 °C; Helsinki is at -4 °C and Stockholm at 1.5 °C.", cold)
+    # A comparison is no superlative; a field named for its extreme is one already.
+    assert ok("Oslo è più fredda di Stockholm: -2,5 °C contro 1,5 °C.", cold)
+    forecast = [
+        Source(
+            1,
+            "get_forecast",
+            "f1",
+            1,
+            {"city": "Denver"},
+            {
+                "days": [
+                    {"date": "2026-12-01", "temp_min_c": 3.1, "temp_max_c": 10.8},
+                    {"date": "2026-12-02", "temp_min_c": 1.4, "temp_max_c": 12.5},
+                ]
+            },
+        )
+    ]
+    assert ok("Tomorrow Denver expects a min of 3 °C and a max of 11 °C.", forecast)
+    assert ok("明日の最高気温は10.8°C、最低気温は3.1°Cです。", forecast)
