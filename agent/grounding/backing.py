@@ -41,6 +41,10 @@ MAX_SOURCE_OPERANDS = 6  # values of a result tried as operands the answer did n
 _EXTREME_KEY = re.compile(r"(?:^|_|\b)(?:max|min|maximum|minimum|peak|high|low|highest|lowest|top)(?:$|_|\b)", re.I)
 
 
+# A field holding a signed change: its sign says up or down ("change_pct_qoq": 3.2 rose).
+_CHANGE_KEY = re.compile(r"(?:^|_)(?:change|growth|delta|diff|variation|trend|yoy|qoq|mom|wow|dod)(?:$|_)", re.I)
+
+
 class Backing:
     """Backs the mentions of one answer against one run's results."""
 
@@ -102,6 +106,7 @@ class Backing:
                 self._bind(mention, chosen, rule, f"{figure.text} ← {fact.shown()}", (reading, fact))
                 self._check_superlative(mention, chosen, fact)
                 self._check_item(mention, chosen, fact)
+                self._check_direction(mention, fact)
                 return
             mention.taken_from = taken_from
             return
@@ -175,6 +180,15 @@ class Backing:
             if named:
                 mention.grounded, mention.owner = None, min(own)
                 return
+
+    def _check_direction(self, mention: Mention, fact: Fact) -> None:
+        """ "Down 3.2 %" where the result's change is +3.2: a change its words say went down must be negative."""
+        if mention.grounded is None or fact.returned <= 0 or not _CHANGE_KEY.search(fact.key):
+            return
+        start, end = mention.span
+        near = self.masked[max(start, mention.start - 40) : min(end, mention.end + 12)]
+        if DECREASE.search(near):
+            mention.grounded, mention.contradicts = None, f"rose ({fact.key}: {plain(fact.returned)})"
 
     def _peer_span(self, tool: str, key: str) -> tuple[Decimal, Decimal] | None:
         """The smallest and largest `key` over the results of `tool` (two at least)."""

@@ -119,7 +119,9 @@ class _Checker:
             cells = cell_figures(body, row.start, row, mark=self.mark, short_scale=self.short_scale)
             figures += [f._replace(start=f.start + row.start, end=f.end + row.start) for f in cells]
         taken = [(f.start, f.end) for f in figures]
-        figures += read_number_words(mask(text, taken, 0, None), self.languages, taken)
+        heads = [(b.start, b.end) for b in self.layout.blocks if b.kind is BlockKind.TABLE_HEAD]
+        # A header's words ("Revenue (USD millions)") say what its column's figures are; they are none.
+        figures += read_number_words(mask(text, taken + heads, 0, None), self.languages, taken)
         figures.sort(key=lambda f: f.start)
         # Without its figures and dates ("16°Cです" holds no name "Cです"): where names are looked for.
         self.bare = mask(text, [(f.start, f.end) for f in figures], 0, None)
@@ -307,6 +309,8 @@ class _Checker:
         what = f"the number {mention.figure.number}" if mention.figure is not None else f"the date {mention.text}"
         if mention.superlative:
             return f"{what} is not the {mention.superlative} of its kind in the results, as its sentence says"
+        if mention.contradicts:
+            return f"{what} went down, its sentence says, but its result says it {mention.contradicts}"
         if mention.owner:
             source = mention.bound
             assert source is not None
@@ -337,6 +341,8 @@ def _for_people(problem: str) -> str:
         return f"{what} does not match the result it cites"
     if "of its kind in the results" in problem:
         return f"{what} is not the largest or smallest its sentence says it is"
+    if "went down, its sentence says" in problem:
+        return f"{what} is said to have gone down, but its result says it rose"
     if "but its sentence gives it to another item" in problem:
         return f"{what} belongs to another item of its result than the one its sentence names"
     if "but its sentence is about" in problem:

@@ -17,8 +17,10 @@ from functools import cache
 from agent.grounding.language import MONTH_LOCALES, ZONES, letter_words
 
 _ANY_DIGIT = re.compile(r"\d")
-_NUMERIC_DATE = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{2,4}|\d{4}-\d{2}|\d\s*[年월月]")
-_TIME_GATE = re.compile(r"\d:\d\d|\d\.\d\d\s*Uhr|\d\s*[ap]\.?\s?m\b|\d\s*[时時点點]|\d\s?h\s?\d\d", re.IGNORECASE)
+_NUMERIC_DATE = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{2,4}|\d{4}-\d{2}|\d\s*[年월月]|\d/\d")
+_TIME_GATE = re.compile(
+    r"\d:\d\d|\d\s*(?:Uhr|uur|o'clock|heures)|\d\s*[ap]\.?\s?m\b|\d\s*[时時点點시]|\dh\d\d", re.IGNORECASE
+)
 _LETTERS = re.compile(r"[^\W\d_]+")
 _BEFORE_MONTH, _AFTER_MONTH = 16, 32  # "30. November 2026", "November 30th, 2026 at 08:15": a month's date
 
@@ -26,7 +28,7 @@ _BEFORE_MONTH, _AFTER_MONTH = 16, 32  # "30. November 2026", "November 30th, 202
 Parts = tuple[int | None, int | None, int | None, int | None, int | None]  # year, month, day, hour, minute
 
 _ZONE_AFTER = re.compile(
-    r"\s*(?:Uhr\s*)?[（(]?\s*("
+    r"\s*(?:Uhr\s*|uur\s*|heures\s*)?[（(]?\s*("
     + "|".join(re.escape(z) for z in sorted(ZONES, key=len, reverse=True))
     + r")(?![A-Za-z])",
     re.IGNORECASE,
@@ -109,6 +111,17 @@ def _abbreviations() -> frozenset[str]:
     return frozenset(name for name in _month_names() if name not in wide or len(name) <= 3)
 
 
+# Words after which "15/12" is a day and a month: "le 15/12", "due 15/12", "bis 15/12".
+_DATE_WORD_BEFORE = (
+    "(?:"
+    + "|".join(
+        f"(?<=\\b{word} )"
+        for word in ("le", "du", "au", "on", "by", "am", "el", "il", "del", "op", "em", "due", "until", "bis", "até")
+    )
+    + ")"
+)
+
+
 @cache
 def _patterns() -> list[tuple[re.Pattern[str], str]]:
     # Any word here; `_date_readings` keeps only month names (one small pattern, not an alternation of 300 names).
@@ -127,8 +140,11 @@ def _patterns() -> list[tuple[re.Pattern[str], str]]:
         (re.compile(rf"(?<![\d.:/]){day}[./](?P<m>\d{{1,2}})[./](?P<year>\d{{4}}|\d{{2}})(?![\d]|\.\d)"), "dmy?"),
         (re.compile(rf"(?<!\d){year}\s*年\s*(?P<m>\d{{1,2}})\s*月(?:\s*{day}\s*[日号])?"), "ymd"),
         (re.compile(rf"(?<!\d)(?P<m>\d{{1,2}})\s*月\s*{day}\s*[日号]"), "ymd"),
-        (re.compile(r"(?<![\d.])(?P<m>\d{1,2})\s*[月월](?![\d日号])"), "ymd"),  # "11月", "10月の": a month alone
         (re.compile(rf"(?<!\d){year}\s*년\s*(?P<m>\d{{1,2}})\s*월(?:\s*{day}\s*일)?"), "ymd"),
+        (re.compile(rf"(?<!\d)(?P<m>\d{{1,2}})\s*월\s*{day}\s*일"), "ymd"),
+        (re.compile(r"(?<![\d.])(?P<m>\d{1,2})\s*[月월](?![\d日号일])"), "ymd"),  # "11月", "10月の": a month alone
+        # "le 15/12", "due 15/12": a day and month without a year, where words say it is a date (not "3/7 deploys")
+        (re.compile(rf"{_DATE_WORD_BEFORE}{day}/(?P<m>\d{{1,2}})(?![\d/])", re.I), "dmy?"),
         (re.compile(rf"(?<![\w]){day}{ordinal}\s+(?:de\s+|of\s+)?{month}(?:\s+(?:de\s+)?{year})?(?!\w)", re.I), "dm"),
         # "im Oktober 1.054 Tickets": a figure after a month is no day of it.
         (re.compile(rf"(?<![\w]){month}\s+{day}(?:st|nd|rd|th)?(?:,?\s+{year})?(?!\w|[.,]\d)", re.I), "dm"),
@@ -137,15 +153,17 @@ def _patterns() -> list[tuple[re.Pattern[str], str]]:
 
 
 _TIME = re.compile(
-    r"(?<![\d:.])(?P<hour>\d{1,2})(?::(?P<minute>\d{2})(?::\d{2})?|\.(?P<minute2>\d{2})(?=\s*Uhr))"
+    r"(?<![\d:.])(?P<hour>\d{1,2})(?::(?P<minute>\d{2})(?::\d{2})?|\.(?P<minute2>\d{2})(?=\s*(?:Uhr|uur)))"
     r"\s*(?P<half>[ap]\.?\s?m\.?(?![a-z]))?(?![\d:])"
-    r"|(?:(?<=à\s)|(?<=at\s)|(?<=um\s)|(?<=de\s)|(?<=vers\s))(?P<hour4>\d{1,2})\s?h\s?(?P<minute3>\d{2})(?!\d)"
+    r"|(?<![\w.:])(?P<hour4>\d{1,2})h(?P<minute3>\d{2})(?!\d)"  # "9h15", "às 9h15"
     r"|(?<![\d:.])(?P<hour2>\d{1,2})\s*(?P<half2>[ap]\.?m\.?)(?![a-z])"
-    r"|(?P<half3>午前|午後|上午|下午|晚上|早上|凌晨)?(?<!\d)(?P<hour3>\d{1,2})\s*[时時点點](?![间間])\s*(?:(?P<minute4>\d{1,2})\s*分)?",
+    r"|(?<![\d:.])(?P<hour5>\d{1,2})\s*(?:Uhr|uur|o'clock|heures)(?![\w])"  # "um 9 Uhr": the hour alone
+    r"|(?P<half3>午前|午後|上午|下午|晚上|早上|凌晨|오전|오후)?\s*(?<!\d)(?P<hour3>\d{1,2})\s*[时時点點시](?![间間간])"
+    r"\s*(?:(?P<minute4>\d{1,2})\s*[分분])?",
     re.IGNORECASE,
 )
 # A time written right after its date ("30. November 2026 um 08:15", "2026年11月30日 午前5時30分") is one moment.
-_DATE_TIME_GAP = re.compile(r"^[\s,，、のat um à le de]{0,12}$", re.IGNORECASE)
+_DATE_TIME_GAP = re.compile(r"^(?:[\s,，、の]|at|um|à|às|as|le|de|om|alle|a las|kl\.?){0,8}$", re.IGNORECASE)
 
 
 _ISO = re.compile(
@@ -203,7 +221,33 @@ def read_dates(text: str) -> list[WrittenDate]:
         if reading is not None:
             found.append(WrittenDate(match.group(0).strip(), match.start(), match.end(), (reading,)))
             taken.append((match.start(), match.end()))
+    found += _range_ends(text, found, taken)
     return [_with_zone(text, written) for written in _joined(text, sorted(found, key=lambda d: d.start))]
+
+
+_RANGE_JOIN = r"(?:-|–|—|~|～|to|through|until|bis|au|al|a|tot|t/m|至|到|から|부터)"
+_RANGE_AFTER = re.compile(rf"\s*{_RANGE_JOIN}\s*(\d{{1,2}})(?:\.|日|일)?(?![\d:]|[.,]\d|\s*[°%$€£¥])", re.IGNORECASE)
+_RANGE_BEFORE = re.compile(rf"(?<![\d.,:])(\d{{1,2}})(?:\.|日|일)?\s*{_RANGE_JOIN}\s*$", re.IGNORECASE)
+
+
+def _range_ends(text: str, found: list[WrittenDate], taken: list[tuple[int, int]]) -> list[WrittenDate]:
+    """The other end of a range of days written once: "November 23 to 29", "23. bis 29. November",
+    "12月1日至3日" — the bare day takes its month and year from the date it is joined to."""
+    ends: list[WrittenDate] = []
+    for written in found:
+        if not all(r[2] is not None and r[3] is None for r in written.readings):
+            continue
+        after = _RANGE_AFTER.match(text, written.end)
+        before = _RANGE_BEFORE.search(text, max(0, written.start - 16), written.start)
+        for match in (after, before):
+            if match is None or any(match.start(1) < end and start < match.end(1) for start, end in taken):
+                continue
+            day = int(match.group(1))
+            if 1 <= day <= 31:
+                readings = tuple(dict.fromkeys((r[0], r[1], day, None, None) for r in written.readings))
+                ends.append(WrittenDate(match.group(1), match.start(1), match.end(1), readings))
+                taken.append((match.start(1), match.end(1)))
+    return ends
 
 
 def _joined(text: str, found: list[WrittenDate]) -> list[WrittenDate]:
@@ -275,11 +319,11 @@ def _date_readings(match: re.Match[str], order: str) -> tuple[tuple, ...]:
 
 def _time_reading(match: re.Match[str]) -> tuple | None:
     groups = match.groupdict()
-    hour_text = groups["hour"] or groups["hour2"] or groups["hour3"] or groups["hour4"]
+    hour_text = groups["hour"] or groups["hour2"] or groups["hour3"] or groups["hour4"] or groups["hour5"]
     minute_text = groups["minute"] or groups["minute2"] or groups["minute3"] or groups["minute4"]
     half = (groups["half"] or groups["half2"] or "").lower().replace(".", "").replace(" ", "")
     if groups["half3"]:
-        half = "am" if groups["half3"] in ("午前", "上午", "早上", "凌晨") else "pm"
+        half = "am" if groups["half3"] in ("午前", "上午", "早上", "凌晨", "오전") else "pm"
     if groups["hour"] and not minute_text:
         return None
     hour, minute = int(hour_text), int(minute_text) if minute_text else 0

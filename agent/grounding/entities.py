@@ -7,7 +7,7 @@ or the results — nor in another script (`names`) — makes a wrong-entity clai
 What a name looks like is decided narrowly, so that prose is never taken for one: in Latin scripts, a run of
 capitalised words that is not a sentence's opening word or a common word ("Overall", "Both", "Der"), or that
 ends as organisations do ("Orion Labs", "Globex GmbH"); in German, where every noun is capitalised, only the
-latter. In Chinese and Japanese, where names have no capitals, a name one character away from a name the
+latter. In Chinese, Japanese and Korean, where names have no capitals, a name one character away from a name the
 results give ("银河科技" for "星河科技").
 """
 
@@ -25,7 +25,7 @@ _CAPITALISED = re.compile(
     rf"(?<![\w&'’.-])(?:[A-ZÀ-ÖØ-Þ]{_LATIN}*)(?:[ \t]+(?:[A-ZÀ-ÖØ-Þ&]{_LATIN}*|of|de|von|van|der|la|le|du))*"
     rf"(?:[ \t]+[A-ZÀ-ÖØ-Þ]{_LATIN}*)?"
 )
-_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{3,12}")
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]{3,12}")
 _OPENING = re.compile(r"^[\s\-*+>#•·\d.)、:：]*$")  # what may stand before a sentence's first word
 _LABEL_END = re.compile(r"[*_]*\s*[:：]")
 MIN_CJK_NAME = 3  # two-character names ("上海", "北京") are one character from too many words

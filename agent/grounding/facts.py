@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from agent.grounding.dates import WrittenDate, iso_date, read_dates
 from agent.grounding.derivation import inside, interval
 from agent.grounding.figures import Approximation, Reading, decimal_mark, normalise_digits, plain, read_figures
-from agent.grounding.units import Family, Unit, compatible, convert, unit_of_key
+from agent.grounding.units import UNITS, Family, Unit, compatible, convert, unit_of_key
 from agent.result import GroundingRule
 from agent.source import Source
 
@@ -25,6 +25,7 @@ _DIGITS = re.compile(r"\d{1,12}")
 _SCALARS = (str, int, float)
 _ANY_DIGIT = re.compile(r"\d")
 _DIGIT_RUNS = re.compile(r"\d+")
+_WINDOW = re.compile(r"^\s*(\d{1,4})\s*([dhwDHW]|min)\s*$")
 MAX_LEAVES = 2000  # values looked at per result: the shown observation is small, this bounds odd shapes
 _HUNDRED = Decimal(100)
 _EPSILON = 1e-9
@@ -215,6 +216,12 @@ def _number_facts(key: str, number: int | float) -> list[Fact]:
 
 
 def _text_facts(key: str, text: str) -> Iterator[Fact]:
+    window = _WINDOW.match(text)
+    if window:  # "7d", "24h", "2w": an API's window, as "7 days", "24 hours", "14 days"
+        count, unit = Decimal(window.group(1)), window.group(2).lower()
+        value, code = (count * 7, "d") if unit == "w" else (count, unit)
+        yield Fact(value, UNITS[code], GroundingRule.EXACT, key, count)
+        return
     plain = normalise_digits(text)
     for figure in read_figures(plain, mark=decimal_mark(plain)):
         primary = figure.readings[0]

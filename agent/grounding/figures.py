@@ -25,6 +25,7 @@ from agent.grounding.language import (
     LONG_SCALE_ONLY,
     PER,
     SCALE_WORDS,
+    SCALES_BEFORE_CURRENCY,
     decimal_mark_by_words,
 )
 from agent.grounding.units import UNITS, Family, Unit, unit_after, unit_before
@@ -75,6 +76,11 @@ for _first in {word[0] for word, _ in _SCALES}:
     )
 _SCALE_VALUES = dict(_SCALES)
 _GLUED_SCALE = re.compile(r"(bn|[kKMBm])(?![A-Za-z])")
+_SCALE_BEFORE_CURRENCY = re.compile(
+    r"[ \u00a0\u202f\u2009]?("
+    + "|".join(sorted(SCALES_BEFORE_CURRENCY, key=len, reverse=True))
+    + r")\.?(?=[ \u00a0\u202f]?(?:[€$£¥]|(?:EUR|USD|GBP|CHF|JPY|CNY)(?![A-Za-z])))"
+)
 _PERCENT_PREFIX = re.compile(r"百分之\s*$")
 
 
@@ -334,6 +340,9 @@ def _scale(text: str, end: int, mantissas: list[tuple[Decimal, int]], english: b
         currency = bool(re.search(r"[$€£¥]\s?[\d.,]*$", text[max(0, end - 16) : end]))
         if word != "m" or currency:
             return _GLUED_SCALES[word], glued.end()
+    before_currency = _SCALE_BEFORE_CURRENCY.match(text, end)
+    if before_currency is not None:
+        return _TEN ** SCALES_BEFORE_CURRENCY[before_currency.group(1)], before_currency.end()
     spaced = text[end : end + 16]
     stripped = spaced.lstrip(" \u00a0\u202f\u2009")
     pattern = _SCALE_WORDS.get(stripped[:1])

@@ -19,10 +19,10 @@ from functools import lru_cache
 _COMMA_LANGUAGES = re.compile(
     r"(?<![A-Za-zÀ-ÿ])(?:der|die|das|und|ist|mit|von|für|beträgt|sind|hat|einen|eine|im|den|dem|le|la|les|et|est"
     r"|des|du|une|avec|pour|sont|el|los|las|y|es|con|para|una|son|del|il|gli|che|sono|per|um|uma|são|não|het|een"
-    r"|zijn|Mio|Mrd|Tsd)(?![A-Za-zÀ-ÿ])|[а-яА-Я]"
+    r"|zijn|de|van|en|op|naar|voor|niet|ook|bij|werd|wordt|Mio|Mrd|Tsd)(?![A-Za-zÀ-ÿ])|[а-яА-Я]"
 )
 _POINT_LANGUAGES = re.compile(
-    r"(?<![A-Za-z])(?:the|and|is|are|was|with|of|for|has|have|from|which|this|that|in|at)(?![A-Za-z])"
+    r"(?<![A-Za-z])(?:the|and|are|was|with|of|for|has|have|from|which|this|that|at|were|its|by)(?![A-Za-z])"
     r"|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]",
     re.IGNORECASE,
 )
@@ -56,7 +56,8 @@ SCALE_WORDS: tuple[tuple[str, int], ...] = (
     ("milliards", 9), ("milliard", 9), ("Mds", 9), ("Md", 9), ("mil millones", 9), ("millones", 6),
     ("millón", 6), ("billones", 12), ("billón", 12), ("mila", 3), ("milioni", 6), ("milione", 6),
     ("miliardi", 9), ("miliardo", 9), ("milhões", 6), ("milhão", 6), ("bilhões", 9), ("bilhão", 9),
-    ("miljoen", 6), ("miljard", 9), ("mil", 3), ("тыс.", 3), ("млн", 6), ("млрд", 9), ("трлн", 12),
+    ("miljoen", 6), ("miljard", 9), ("mil", 3), ("mln", 6), ("mln.", 6), ("mld", 9), ("mld.", 9),
+    ("miles de", 3), ("тыс.", 3), ("млн", 6), ("млрд", 9), ("трлн", 12),
     ("万亿", 12), ("千万", 7), ("百万", 6), ("十万", 5), ("万", 4), ("萬", 4), ("亿", 8), ("億", 8), ("兆", 12),
     ("千", 3), ("천", 3), ("만", 4), ("억", 8), ("조", 12),
 )  # fmt: skip
@@ -65,6 +66,8 @@ LONG_SCALE_BILLIONS = frozenset(("billion", "Billion"))
 LONG_SCALE_ONLY = frozenset(("Billionen", "Bio."))  # 10¹² in German; never read otherwise
 # Written glued to a figure: "1.2k", "3M", "$4bn" ("m" only after a currency: "1.2m" is a length).
 GLUED_SCALES: dict[str, int] = {"k": 3, "K": 3, "M": 6, "B": 9, "bn": 9, "m": 6}
+# Written before a currency, spaced from the figure: "1,85 M€", "850 k€", "2,4 Md€", "12 M$".
+SCALES_BEFORE_CURRENCY: dict[str, int] = {"k": 3, "K": 3, "M": 6, "Md": 9, "Mds": 9, "Mrd": 9, "Mio": 6}
 
 # --- approximations and directions -------------------------------------------------------------------------
 
@@ -188,30 +191,60 @@ STATE_WORDS: dict[str, tuple[str, ...]] = {
     "down": (
         "down", "offline", "outage", "unavailable", "ausgefallen", "nicht erreichbar", "gestört", "en panne",
         "hors service", "indisponible", "caído", "caídos", "caída", "caídas", "fuera de servicio", "宕机", "故障",
-        "离线", "不可用", "挂了", "停止", "ダウン", "障害",
+        "离线", "不可用", "挂了", "停止", "ダウン", "障害", "fuori servizio", "non disponibile", "non disponibili",
+        "fora do ar", "indisponível", "indisponíveis", "storing", "onbereikbaar", "niet beschikbaar", "다운", "장애",
     ),
     "up": (
         "up", "online", "running", "available", "operational", "läuft", "laufen", "verfügbar", "erreichbar",
         "en ligne", "disponible", "disponibles", "opérationnel", "en marcha", "funcionando", "operativo",
-        "正常", "在线", "可用", "运行", "稼働", "稼動",
+        "正常", "在线", "可用", "运行", "稼働", "稼動", "funzionante", "funzionanti", "no ar", "funcionando",
+        "bereikbaar", "정상", "가동",
     ),
     "failed": (
         "failed", "failure", "fehlgeschlagen", "gescheitert", "échoué", "échec", "fallido", "fallaron", "失败", "失敗",
+        "broke", "broken", "errored", "falliti", "fallito", "fallite", "falliscono", "falharam", "falhou", "falhados",
+        "falhadas", "com falha", "mislukt", "mislukte", "faalden", "실패",
     ),
     "succeeded": (
         "succeeded", "successful", "success", "erfolgreich", "durchgelaufen", "réussi", "exitoso", "成功",
+        "riusciti", "riuscito", "a buon fine", "bem-sucedidos", "bem-sucedido", "sucesso", "geslaagd", "gelukt",
+        "succesvol", "성공",
     ),
-    "degraded": ("degraded", "beeinträchtigt", "eingeschränkt", "dégradé", "degradado", "降级", "劣化"),
-    "healthy": ("healthy", "gesund", "sain", "saludable", "健康", "正常"),
-    "unhealthy": ("unhealthy", "ungesund", "défaillant", "no saludable", "不健康", "異常"),
-    "open": ("open", "offen", "ouvert", "ouverts", "abierto", "abiertos", "未解决", "未対応", "未完了"),
-    "closed": ("closed", "geschlossen", "fermé", "fermés", "cerrado", "cerrados", "已关闭", "クローズ"),
-    "resolved": ("resolved", "gelöst", "résolu", "résolus", "resuelto", "resueltos", "已解决", "解決"),
-    "pending": ("pending", "ausstehend", "en attente", "pendiente", "待处理", "保留"),
-    "active": ("active", "aktiv", "actif", "actifs", "activo", "activos", "活跃", "有効"),
-    "inactive": ("inactive", "inaktiv", "inactif", "inactivo", "不活跃", "無効"),
-    "busy": ("busy", "belegt", "ausgelastet", "occupé", "occupés", "ocupado", "ocupados", "忙", "使用中"),
-    "idle": ("idle", "frei", "leerlauf", "inactif", "libre", "libres", "ocioso", "空闲", "アイドル"),
+    "degraded": (
+        "degraded", "beeinträchtigt", "eingeschränkt", "dégradé", "degradado", "降级", "劣化", "degradato",
+        "gedegradeerd", "저하",
+    ),
+    "healthy": ("healthy", "gesund", "sain", "saludable", "健康", "正常", "sano", "sani", "saudável", "gezond"),
+    "unhealthy": ("unhealthy", "ungesund", "défaillant", "no saludable", "不健康", "異常", "ongezond", "비정상"),
+    "open": (
+        "open", "offen", "ouvert", "ouverts", "abierto", "abiertos", "未解决", "未対応", "未完了", "aperti", "aperto",
+        "abertos", "aberto", "openstaand", "openstaande", "미해결",
+    ),
+    "closed": (
+        "closed", "geschlossen", "fermé", "fermés", "cerrado", "cerrados", "已关闭", "クローズ", "chiusi", "chiuso",
+        "fechados", "fechado", "gesloten", "종료",
+    ),
+    "resolved": (
+        "resolved", "gelöst", "résolu", "résolus", "resuelto", "resueltos", "已解决", "解決", "risolti", "risolto",
+        "resolvidos", "resolvido", "opgelost", "해결",
+    ),
+    "pending": (
+        "pending", "ausstehend", "en attente", "pendiente", "待处理", "保留", "in attesa", "pendentes", "pendente",
+        "in behandeling", "대기",
+    ),
+    "active": (
+        "active", "aktiv", "actif", "actifs", "activo", "activos", "活跃", "有効", "attivi", "attivo", "ativos",
+        "ativo", "actief", "actieve", "활성",
+    ),
+    "inactive": ("inactive", "inaktiv", "inactif", "inactivo", "不活跃", "無効", "inativos", "inactief", "비활성"),
+    "busy": (
+        "busy", "belegt", "ausgelastet", "occupé", "occupés", "ocupado", "ocupados", "忙", "使用中", "occupati",
+        "occupato", "bezet", "사용 중",
+    ),
+    "idle": (
+        "idle", "frei", "leerlauf", "inactif", "libre", "libres", "ocioso", "空闲", "アイドル", "inattivi", "liberi",
+        "ociosos", "vrij", "유휴",
+    ),
     "draining": ("draining", "drain", "vidange", "drenando", "排空"),
 }  # fmt: skip
 
@@ -219,22 +252,30 @@ STATE_WORDS: dict[str, tuple[str, ...]] = {
 
 # How units are written after a figure (folded) → the unit's code (agent.grounding.units). Longest first.
 UNIT_WORDS: dict[str, str] = {
-    "°c": "°C", "℃": "°C", "degrees celsius": "°C", "摄氏度": "°C", "grad celsius": "°C",
+    "°c": "°C", "℃": "°C", "degrees celsius": "°C", "摄氏度": "°C", "grad celsius": "°C", "degrés celsius": "°C",
+    "grados celsius": "°C", "gradi celsius": "°C", "graus celsius": "°C", "graden celsius": "°C", "섭씨": "°C",
+    "degrees fahrenheit": "°F", "grad fahrenheit": "°F", "degrés fahrenheit": "°F", "grados fahrenheit": "°F",
+    "gradi fahrenheit": "°F", "graus fahrenheit": "°F", "graden fahrenheit": "°F", "华氏度": "°F", "華氏": "°F",
+    "화씨": "°F", "graus": "°", "graden": "°", "도": "°",
     "°": "°", "degrees": "°", "degree": "°", "grad": "°", "度": "°", "grados": "°", "degrés": "°", "gradi": "°",
     "°f": "°F", "℉": "°F", "fahrenheit": "°F",
     "ms": "ms", "milliseconds": "ms", "millisecond": "ms", "millisekunden": "ms", "millisecondes": "ms",
-    "milisegundos": "ms", "毫秒": "ms", "ミリ秒": "ms",
+    "milisegundos": "ms", "毫秒": "ms", "ミリ秒": "ms", "millisecondi": "ms", "milliseconden": "ms", "밀리초": "ms",
     "s": "s", "sec": "s", "seconds": "s", "second": "s", "sekunden": "s", "secondes": "s", "segundos": "s",
-    "秒": "s", "秒钟": "s",
+    "秒": "s", "秒钟": "s", "secondi": "s", "seconden": "s", "sec.": "s", "초": "s",
     "min": "min", "minutes": "min", "minute": "min", "minuten": "min", "minutos": "min", "分钟": "min", "分間": "min",
+    "minuti": "min", "minuut": "min", "분": "min",
     "h": "h", "hours": "h", "hour": "h", "stunden": "h", "heures": "h", "horas": "h", "小时": "h", "時間": "h",
-    "days": "d", "day": "d", "tage": "d", "jours": "d", "días": "d", "天": "d", "日間": "d",
+    "ore": "h", "uur": "h", "uren": "h", "시간": "h",
+    "days": "d", "day": "d", "tage": "d", "jours": "d", "días": "d", "天": "d", "日間": "d", "giorni": "d",
+    "dias": "d", "dagen": "d", "일간": "d",
     "mm": "mm", "cm": "cm", "m": "m", "meters": "m", "metres": "m", "meter": "m", "mètres": "m", "metros": "m",
     "米": "m", "km": "km", "kilometers": "km", "kilometres": "km", "kilometer": "km", "公里": "km", "キロ": "km",
     "mg": "mg", "g": "g", "grams": "g", "kg": "kg", "kilograms": "kg", "公斤": "kg", "千克": "kg", "t": "t",
     "tonnes": "t", "tons": "t", "吨": "t",
     "%": "%", "percent": "%", "per cent": "%", "prozent": "%", "pour cent": "%", "por ciento": "%",
-    "per cento": "%", "процентов": "%", "процента": "%", "процент": "%", "パーセント": "%",
+    "per cento": "%", "percento": "%", "por cento": "%", "procent": "%", "퍼센트": "%", "프로": "%",
+    "процентов": "%", "процента": "%", "процент": "%", "パーセント": "%",
     "usd": "USD", "$": "USD", "us$": "USD", "dollars": "USD", "dollar": "USD", "美元": "USD", "ドル": "USD",
     "eur": "EUR", "€": "EUR", "euro": "EUR", "euros": "EUR", "欧元": "EUR", "ユーロ": "EUR",
     "cny": "CNY", "rmb": "CNY", "元": "CNY", "人民币": "CNY", "yuan": "CNY",
@@ -404,7 +445,8 @@ ORGANISATION_SUFFIXES = frozenset(
 )
 CJK_ORGANISATION_SUFFIXES = (
     "科技", "公司", "集团", "集團", "银行", "銀行", "实验室", "實驗室", "大学", "大學", "医院", "醫院",
-    "株式会社", "工業", "工业", "電機", "电机", "商事", "研究所", "基金会",
+    "株式会社", "工業", "工业", "電機", "电机", "商事", "研究所", "基金会", "전자", "그룹", "은행", "주식회사",
+    "대학교", "병원", "연구소", "건설", "화학", "통신",
 )  # fmt: skip
 
 

@@ -39,13 +39,14 @@ class Mention:
     owner: str = ""  # the item of its result that holds it, when its words name another item (swapped)
     wrong_entity: bool = False  # it is given to a name nothing the run saw names
     superlative: str = ""  # what its sentence says it is ("largest") when it is not
+    contradicts: str = ""  # what its result says against its words ("rose (growth_pct: 3.2)"), said as it fell
     parley: bool = False  # Parley found its result (the answer's tags did not name it)
 
     @property
     def refuted(self) -> bool:
         """A result states it, but for another thing than its words say, or not as the extreme they call it:
         no arithmetic makes it right."""
-        return bool(self.superlative or self.owner) or self.taken_from is not None
+        return bool(self.superlative or self.owner or self.contradicts) or self.taken_from is not None
 
     @property
     def item(self) -> Figure | WrittenDate:

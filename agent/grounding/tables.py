@@ -19,6 +19,9 @@ from agent.grounding.structure import Block
 from agent.grounding.units import unit_after
 
 _UNIT_PART = re.compile(r"[(（\[]([^)）\]]{1,24})[)）\]]\s*$|,\s*([^,]{1,16})$|\s(in\s+[^\s]{1,12})$")
+_GLUED_HEADER = re.compile(r"^([$€£¥]|[A-Z]{3}\s?)?(k|K|M|MM|B|bn|Bn)([$€£¥])?$")
+_GLUED_WORDS = dict.fromkeys(("k", "K"), "thousand") | dict.fromkeys(("M", "MM"), "million")
+_GLUED_WORDS |= dict.fromkeys(("B", "bn", "Bn"), "billion")
 _SCALE_TOKENS = sorted((word for word, _ in SCALE_WORDS), key=len, reverse=True)
 
 
@@ -55,6 +58,9 @@ def header_suffix(header: str) -> str:
         return ""
     part = next(group for group in match.groups() if group).strip()
     part = re.sub(r"^in\s+", "", part)
+    glued = _GLUED_HEADER.match(part)
+    if glued is not None:  # "$M", "€k", "M€", "USD bn"
+        part = f"{_GLUED_WORDS[glued.group(2)]} {glued.group(1) or glued.group(3)}".strip()
     scale = next((word for word in _SCALE_TOKENS if _written(word, part)), "")
     rest = part.replace(scale, " ") if scale else part
     unit = ""

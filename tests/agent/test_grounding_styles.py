@@ -319,3 +319,139 @@ def test_superlatives_speak_of_their_own_figure_in_the_direction_they_say():
     ]
     assert ok("Tomorrow Denver expects a min of 3 °C and a max of 11 °C.", forecast)
     assert ok("明日の最高気温は10.8°C、最低気温は3.1°Cです。", forecast)
+
+
+def test_reading_units_scales_and_windows_as_people_write_them():
+    phoenix = [weather(1, "Phoenix", 28, call="p1")]
+    assert ok("Phoenix is at 28 °C, about 82 degrees Fahrenheit.", phoenix)
+    assert ok("In Phoenix sind es 28 °C, also etwa 82 Grad Fahrenheit.", phoenix)
+    caught("Phoenix is at 28 °C, about 90 degrees Fahrenheit.", phoenix)
+    latency = [
+        Source(
+            1,
+            "get_latency",
+            "l1",
+            1,
+            {"service": "payments"},
+            {"service": "payments", "window": "7d", "p50_ms": 87.2349, "p99_ms": 1530.77},
+        )
+    ]
+    for answer in (
+        "Il p99 di payments è di circa 1,5 secondi.",
+        "De p99 van payments is ongeveer 1,5 seconden.",
+        "payments의 p99는 약 1.5초입니다.",
+        "**payments (last 7 days)**: p50 ~87 ms, p99 ~1.5 s",
+    ):
+        assert ok(answer, latency)
+    caught("**payments (last 30 days)**: p50 ~87 ms", latency)
+    revenue = [
+        Source(
+            1,
+            "get_revenue",
+            "r1",
+            1,
+            {"region": "Benelux"},
+            {"region": "Benelux", "revenue_eur": 1_851_200, "budget_left_eur": 850_000},
+        )
+    ]
+    assert ok("La région Benelux a réalisé 1,85 M€ de chiffre d'affaires ; il reste 850 k€.", revenue)
+    assert ok("Benelux ha chiuso con 1,85 mln di euro di fatturato.", revenue)
+    caught("La région Benelux a réalisé 1,95 M€ de chiffre d'affaires.", revenue)
+    table = "| Region | Revenue (€M) |\n|---|---|\n| Benelux | 1.85 |"
+    assert ok(table, revenue)
+    assert ok(table.replace("(€M)", "(EUR millions)"), revenue)
+    assert ok("| Región | Ventas (miles de €) |\n|---|---|\n| Benelux | 1.851,2 |", revenue)
+    assert ok(
+        "Volgens get_metrics was auth 99,95 procent van de tijd beschikbaar.",
+        [Source(1, "get_metrics", "m1", 1, {"service": "auth"}, {"service": "auth", "availability": 0.9995})],
+    )
+    # A Dutch text's "1.234" is a thousand and more, not a decimal, though Dutch writes "in" and "is".
+    orders = [Source(1, "get_orders", "o1", 1, {"city": "Amsterdam"}, {"city": "Amsterdam", "orders": 1234})]
+    assert ok("Gisteren zijn er in Amsterdam 1.234 bestellingen geplaatst.", orders)
+
+
+def test_reading_dates_times_and_ranges_as_people_write_them():
+    release = [
+        Source(
+            1, "get_release", "v1", 1, {"version": "2.4.0"}, {"version": "2.4.0", "released_at": "2026-11-30T08:15:00Z"}
+        )
+    ]
+    for answer in (
+        "Parley 2.4.0 is uitgebracht op 30 november 2026 om 09.15 uur (CET).",
+        "O Parley 2.4.0 foi lançado em 30 de novembro de 2026, às 8h15 (UTC).",
+        "Parley 2.4.0은 2026년 11월 30일 오후 5시 15분(한국 시간)에 출시되었습니다.",
+        "Parley 2.4.0은 2026년 11월 30일 17:15 KST에 출시되었습니다.",
+        "Parley 2.4.0: 30.11.2026, 08:15 UTC.",
+    ):
+        assert ok(answer, release)
+    caught("Parley 2.4.0은 2026년 11월 30일 오후 6시 15분(한국 시간)에 출시되었습니다.", release)
+    caught("O Parley 2.4.0 foi lançado em 30 de novembro de 2026, às 9h15 (UTC).", release)
+    window = [
+        Source(
+            1,
+            "get_maintenance",
+            "w1",
+            1,
+            {"system": "billing"},
+            {"system": "billing", "starts_at": "2026-12-02T08:00:00Z", "duration_min": 90},
+        )
+    ]
+    assert ok("Das Wartungsfenster beginnt am 2. Dezember 2026 um 9 Uhr MEZ und dauert 90 Minuten.", window)
+    caught("Das Wartungsfenster beginnt am 2. Dezember 2026 um 10 Uhr MEZ.", window)
+    incidents = [
+        Source(
+            1,
+            "get_incidents",
+            "i1",
+            1,
+            {"team": "sre"},
+            {"period_start": "2026-11-23", "period_end": "2026-11-29", "incidents": 4},
+        )
+    ]
+    for answer in (
+        "From November 23 to 29, 2026 there were 4 incidents.",
+        "Vom 23. bis 29. November 2026 gab es 4 Incidents.",
+        "Del 23 al 29 de noviembre hubo 4 incidentes.",
+        "11月23日至29日共发生4起事故。",
+    ):
+        assert ok(answer, incidents)
+    caught("From November 23 to 30, 2026 there were 4 incidents.", incidents)
+    invoice = [Source(1, "get_invoice", "n1", 1, {"id": "INV-7731"}, {"id": "INV-7731", "due": "2026-12-15"})]
+    assert ok("La facture INV-7731 est due le 15/12.", invoice)
+    caught("La facture INV-7731 est due le 16/12.", invoice)
+    deploys = [
+        Source(
+            1,
+            "get_deploys",
+            "d1",
+            1,
+            {"week": "last"},
+            {
+                "deploys": [
+                    {"service": "checkout-api", "status": "failed"},
+                    {"service": "checkout-api", "status": "failed"},
+                    {"service": "checkout-api", "status": "failed"},
+                    {"service": "search-api", "status": "succeeded"},
+                    {"service": "search-api", "status": "succeeded"},
+                    {"service": "auth", "status": "succeeded"},
+                    {"service": "auth", "status": "succeeded"},
+                ]
+            },
+        )
+    ]
+    assert ok("3 of last week's 7 deploys failed [1].", deploys)  # "3/7" after no date word is no date
+    for wrong in (
+        "4 of last week's 7 deploys broke.",
+        "La settimana scorsa 4 deploy su 7 sono falliti.",
+        "Vorige week zijn 4 van de 7 deploys mislukt.",
+        "Na semana passada, 4 dos 7 deploys falharam.",
+    ):
+        caught(wrong, deploys)
+
+
+def test_a_change_said_to_go_down_must_be_negative():
+    emea = [Source(1, "get_revenue", "r1", 1, {"region": "EMEA"}, {"region": "EMEA", "change_pct_qoq": 3.2})]
+    assert ok("EMEA revenue grew 3.2% on the previous quarter.", emea)
+    problems = caught("EMEA revenue was down 3.2% on the previous quarter.", emea)
+    assert any("went down, its sentence says" in p for p in problems)
+    caught("Il fatturato EMEA è calato del 3,2% rispetto al trimestre precedente.", emea)
