@@ -9,7 +9,7 @@ result (`derivation`). A value a superlative speaks of must be the largest or sm
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from decimal import Decimal
 
 from agent.grounding.attribution import Names, choose
@@ -289,6 +289,9 @@ class Backing:
         or of the values of their results that the answer did not write out."""
         figure = mention.figure
         assert figure is not None
+        named = self._named_tags(mention)
+        if named:  # "Berlin and Paris together took 701": no operand of a result its clause leaves out (Rome)
+            around = [m for m in around if m.operand is None or _among(m.operand.tags, named)]
         closest = sorted(around, key=lambda other: abs(other.start - mention.start))[:MAX_OPERANDS]
         nearest = sorted(closest, key=lambda other: other.start)  # in reading order, as the formula is written
         written = [operand for other in nearest if (operand := other.operand) is not None]
@@ -303,6 +306,8 @@ class Backing:
             (m for m in around if m.bound is not None and m.operand is not None and not _weak(m)),
             key=lambda m: abs(m.start - mention.start),
         )
+        if named:
+            anchors = [m for m in anchors if m.bound is not None and m.bound.tag in named]
         for anchor in anchors[:3]:
             if derivation is not None:
                 break
@@ -321,6 +326,21 @@ class Backing:
         mention.derived_operand = Operand(
             figure.text, (figure.value,), figure.unit, figure.percent, derivation.tags, figure.per
         )
+
+    def _named_tags(self, mention: Mention) -> frozenset[str]:
+        """The tags of the results a derived figure is about, when its words name two or more (a sum, a
+        comparison of named things): its clause's, or its sentence's when its clause names one of them ("Berlin
+        and Paris together took 789"). None when its clause names nothing ("all three took 1,078")."""
+        pointer = mention.pointer
+        if pointer.level != "clause":
+            return frozenset()
+        numbers: Collection[int] = pointer.numbers
+        if len(numbers) == 1:
+            sentence = self.layout.sentences[mention.sentence]
+            numbers = self.names.within(sentence.start, sentence.end)
+        if len(numbers) < 2:
+            return frozenset()
+        return frozenset(s.tag for s in self.sources if s.number in numbers)
 
     def _block_index(self, sentence: int) -> int:
         return self.layout.sentences[sentence].block
@@ -346,12 +366,17 @@ def _value_operand(source: Source, fact: Fact) -> Operand:
 
 
 def _signed(figure: Figure, clause: str) -> Figure:
-    """"Fell 3.2 %", "down €12,000": a figure its words say went down may stand for a negative value
+    """ "Fell 3.2 %", "down €12,000": a figure its words say went down may stand for a negative value
     (`growth_pct: -3.2`). Tried after the figure as written; "grew 3.2 %" never matches -3.2."""
     if figure.value <= 0 or not DECREASE.search(clause):
         return figure
     negatives = tuple(r._replace(value=-r.value) for r in figure.readings)
     return figure._replace(readings=(*figure.readings, *negatives))
+
+
+def _among(tags: Sequence[str], named: frozenset[str]) -> bool:
+    """An operand of the named results (or of the question, with no tag)."""
+    return not tags or any(tag in named for tag in tags)
 
 
 def _weak(mention: Mention) -> bool:

@@ -102,6 +102,11 @@ def _month_names() -> dict[str, int]:
     return names
 
 
+def month_number(word: str) -> int | None:
+    """The month a capitalised word names ("November", "Dezember", "Sept"), or None."""
+    return _month_names().get(word.casefold().rstrip("."))
+
+
 @cache
 def _abbreviations() -> frozenset[str]:
     """Short month names that are also words ("may", "mar", "out", "set"): a month only when capitalised."""

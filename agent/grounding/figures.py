@@ -53,11 +53,16 @@ _ANY_DIGIT = re.compile(r"\d")
 _IDENTIFIER = re.compile(r"(?<![\w-])[A-Za-z][\w]*-(?:\d+-)+$")  # what precedes the last part of "FAC-2026-131"
 MAX_FIGURE_CHARS = 40
 # "12億3456万7890円", "5亿6400万": several scaled chunks, largest first, read as one figure.
+_PART = r"\d{1,4}(?:,\d{3})*(?:\.\d+)?"
+_NEXT = r"(?:\s(?=\d))?"  # "12억 3,457만": Korean spaces the parts
 _CJK_COMPOUND = re.compile(
-    r"(?<![0-9.,])(?=(?:\d+(?:\.\d+)?[兆億亿万萬]){1,3}\d|(?:\d+(?:\.\d+)?[兆億亿万萬]){2})"
-    r"(?:(?P<t>\d+(?:\.\d+)?)兆)?(?:(?P<y>\d+(?:\.\d+)?)[億亿])?(?:(?P<w>\d+(?:\.\d+)?)[万萬])?(?P<rest>\d+)?"
+    rf"(?<![0-9.,])(?=(?:{_PART}[兆億亿万萬조억만]{_NEXT}){{1,3}}\d|(?:{_PART}[兆億亿万萬조억만]{_NEXT}){{2}})"
+    rf"(?:(?P<t>{_PART})[兆조]{_NEXT})?(?:(?P<y>{_PART})[億亿억]{_NEXT})?(?:(?P<w>{_PART})[万萬만]{_NEXT})?"
+    r"(?P<rest>\d+)?"
 )
-_CJK_SCALE = re.compile(r"\d[兆億亿万萬]")
+_CJK_SCALE = re.compile(r"\d[兆億亿万萬조억만]")
+_DIGIT_FRACTION = re.compile(r"(?<![\d.,])(\d{1,3})\s*分[之の]\s*(\d{1,3})(?![\d.,])")
+FRACTION_PRECISION = Decimal("0.01")  # "two thirds", "三分の二" is 66–67 %
 _COMPOUND_SCALES = {"t": Decimal(10) ** 12, "y": Decimal(10) ** 8, "w": Decimal(10) ** 4}
 # "1機あたり", "1人当たり": "per one", not a quantity someone could get wrong.
 _PER_ONE = re.compile(r"[^\d\s]{0,2}(?:あたり|当たり|当り)")
@@ -81,6 +86,8 @@ _SCALE_BEFORE_CURRENCY = re.compile(
     + "|".join(sorted(SCALES_BEFORE_CURRENCY, key=len, reverse=True))
     + r")\.?(?=[ \u00a0\u202f]?(?:[€$£¥]|(?:EUR|USD|GBP|CHF|JPY|CNY)(?![A-Za-z])))"
 )
+_GLUED_DEGREES = re.compile(r"[CF](?![\w°])")
+_DURATION_JOIN = re.compile(r"\s*(?:and|und|et|e|y|en|i|,)?\s*")
 _PERCENT_PREFIX = re.compile(r"百分之\s*$")
 
 
@@ -193,6 +200,8 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
         return []
     percent_words = "百分之" in text
     figures = [_compound(match, text) for match in _CJK_COMPOUND.finditer(text)] if _CJK_SCALE.search(text) else []
+    if "分" in text:  # "4分の3", "3分之2": a fraction in digits, the denominator first
+        figures += [_digit_fraction(match, text) for match in _DIGIT_FRACTION.finditer(text)]
     taken = [(f.start, f.end) for f in figures]
     for match in _NUMBER.finditer(text):
         end = match.end()
@@ -219,6 +228,8 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
         unit, used = unit_after(text[end : end + 24])
         if unit is not None and _glued_letters(text, end, used):
             unit, used = None, 0  # "5G", "3D": not a unit
+        elif unit is None and _GLUED_DEGREES.match(text, end):
+            unit, used = UNITS[f"°{text[end]}"], 1  # "31C", "88F": how terse answers write temperatures
         elif unit is None and end < len(text) and text[end].isascii() and text[end].isalpha():
             continue  # "2FA", "4K" without a scale: a name, not a quantity
         if percent_words and _PERCENT_PREFIX.search(text[max(0, match.start() - 6) : match.start()]):
@@ -241,7 +252,32 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
                 per=per,
             )
         )
-    return sorted(figures, key=lambda f: f.start)
+    return _joined_durations(sorted(figures, key=lambda f: f.start), text)
+
+
+def _joined_durations(figures: list[Figure], text: str) -> list[Figure]:
+    """ "1 hour 30 minutes", "2 h 15 min", "1時間30分": one duration, in its smaller unit (90 min)."""
+    joined: list[Figure] = []
+    for figure in figures:
+        last = joined[-1] if joined else None
+        big, small = (last.readings[0].unit if last else None), figure.readings[0].unit
+        if (
+            last is not None
+            and big is not None
+            and small is not None
+            and big.family is small.family is Family.DURATION
+            and big.factor > small.factor
+            and _DURATION_JOIN.fullmatch(text, last.end, figure.start)
+        ):
+            value = last.value * big.factor / small.factor + figure.value
+            reading = Reading(value, figure.readings[0].precision, small)
+            joined[-1] = Figure(
+                text[last.start : figure.end], last.start, figure.end, (reading,), last.approximation,
+                number=text[last.start : figure.end],
+            )  # fmt: skip
+        else:
+            joined.append(figure)
+    return joined
 
 
 def _per(text: str, end: int) -> tuple[Unit | None, int]:
@@ -274,12 +310,18 @@ def word_figure(
     return Figure(text[start:end].strip(), start, end, tuple(readings), approximation, percent, words)
 
 
+def _digit_fraction(match: re.Match[str], text: str) -> Figure:
+    denominator, numerator = Decimal(match.group(1)), Decimal(match.group(2))
+    value = numerator / denominator if denominator else Decimal(0)
+    return word_figure(text, match.start(), match.end(), value, FRACTION_PRECISION, match.group(0))
+
+
 def _compound(match: re.Match[str], text: str) -> Figure:
     value = Decimal(0)
     step = Decimal(1)
     for name, scale in _COMPOUND_SCALES.items():
         if match.group(name):
-            value += Decimal(match.group(name)) * scale
+            value += Decimal(match.group(name).replace(",", "")) * scale
             step = scale
     if match.group("rest"):
         value += Decimal(match.group("rest"))

@@ -27,6 +27,13 @@ _POINT_LANGUAGES = re.compile(
     re.IGNORECASE,
 )
 # Languages in which "Billion"/"billion" is 10¹² (the long scale): German, French, Dutch, …
+# Nouns a German ordinal stands before ("im 3. Quartal", "am 2. Tag"): its point ends no sentence.
+ORDINAL_NOUNS = frozenset(
+    (
+        *("quartal", "halbjahr", "platz", "stelle", "woche", "tag", "mal", "stock", "liga", "klasse", "monat"),
+        *("jahrhundert", "kalenderwoche", "kw", "runde", "version", "lauf", "schritt", "stufe", "q1", "q2"),
+    )
+)
 _LONG_SCALE = re.compile(
     r"(?<![A-Za-zÀ-ÿ])(?:und|der|die|das|ist|beträgt|Mio\.|Mrd\.|milliards?|et|est|les|des|het|een|miljard)"
     r"(?![A-Za-zÀ-ÿ])"
@@ -264,8 +271,9 @@ UNIT_WORDS: dict[str, str] = {
     "s": "s", "sec": "s", "seconds": "s", "second": "s", "sekunden": "s", "secondes": "s", "segundos": "s",
     "秒": "s", "秒钟": "s", "secondi": "s", "seconden": "s", "sec.": "s", "초": "s",
     "min": "min", "minutes": "min", "minute": "min", "minuten": "min", "minutos": "min", "分钟": "min", "分間": "min",
-    "minuti": "min", "minuut": "min", "분": "min",
-    "h": "h", "hours": "h", "hour": "h", "stunden": "h", "heures": "h", "horas": "h", "小时": "h", "時間": "h",
+    "minuti": "min", "minuut": "min", "분": "min", "minuto": "min", "分": "min",
+    "h": "h", "hours": "h", "hour": "h", "stunden": "h", "stunde": "h", "heure": "h", "hora": "h",
+    "heures": "h", "horas": "h", "小时": "h", "時間": "h",
     "ore": "h", "uur": "h", "uren": "h", "시간": "h",
     "days": "d", "day": "d", "tage": "d", "jours": "d", "días": "d", "天": "d", "日間": "d", "giorni": "d",
     "dias": "d", "dagen": "d", "일간": "d",
@@ -379,6 +387,10 @@ FRACTION_WORDS: dict[str, int] = {
     "metà": 2, "mezzo": 2, "terzo": 3, "terzi": 3, "quarto": 4, "quarti": 4,
     "metade": 2, "terço": 3, "terços": 3,
     "helft": 2, "derde": 3, "derden": 3, "kwart": 4,
+}  # fmt: skip
+# Fractions written as one word: "driekwart", "tweederde", "Dreiviertel".
+FRACTION_COMPOUNDS: dict[str, tuple[int, int]] = {
+    "driekwart": (3, 4), "tweederde": (2, 3), "dreiviertel": (3, 4), "zweidrittel": (2, 3), "anderhalf": (3, 2),
 }  # fmt: skip
 # Words for "one" before a denominator ("a third", "ein Viertel", "un quart", "un tercio").
 ONE_WORDS = frozenset(("a", "an", "one", "ein", "eine", "einem", "un", "une", "uno", "una", "um", "uma", "een"))

@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from agent.grounding.language import ABBREVIATIONS, CLAUSE_JOINS, SOURCE_LABELS
+from agent.grounding.dates import month_number
+from agent.grounding.language import ABBREVIATIONS, CLAUSE_JOINS, ORDINAL_NOUNS, SOURCE_LABELS
 
 _LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+>#•·]+[ \t]*|\*\*)*\d{1,2}[.)、](?:\*\*)?[ \t]", re.M)
 _BULLET = re.compile(r"^[ \t]*(?:[-*+•·]|\d{1,2}[.)、])[ \t]+")
@@ -34,6 +35,7 @@ _SOURCES = re.compile(
 # Semicolons do not end a sentence: "87 ms; p99 1.5 s [1]" is one statement with one citation.
 _SENTENCE_END = re.compile(r"[。！？!?\n]+|(?<=(\S))\.(?=\s+\S)")
 _WORD_BEFORE = re.compile(r"(\S+)$")
+_WORD_AFTER = re.compile(r"[ \t]+[*_\"“(]*([^\W\d_]+)")
 # What separates clauses: punctuation (not a comma or point inside a figure) and joining words.
 # A colon or a dash is no mark: "**AMER**: $6.2M", "Shanghai — 28 °C" give the value of the name before them.
 _NO_END = 1 << 62  # sorts after every clause that starts at a position
@@ -203,9 +205,23 @@ def _ends_sentence(text: str, point: int) -> bool:
     if word is None:
         return True
     before = word.group(1).strip("(\"'“”*")
-    if before[-1:].isdigit() or (len(before) == 1 and before.isalpha()):
+    if before[-1:].isdigit():
+        return _ends_after_number(text, point + 1)
+    if len(before) == 1 and before.isalpha():
         return False
     return before.casefold() not in ABBREVIATIONS
+
+
+def _ends_after_number(text: str, at: int) -> bool:
+    """ "Rome 289. Berlin took …" ends a sentence; "30. November", "im 3. Quartal", "die 2. größte" do not: a
+    number's point ends one only before a capitalised word that is no month and no ordinal's noun."""
+    following = _WORD_AFTER.match(text, at)
+    if following is None:
+        return False
+    word = following.group(1)
+    if not word[0].isupper() or word.casefold() in ORDINAL_NOUNS:
+        return False
+    return month_number(word) is None
 
 
 def clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:

@@ -157,7 +157,7 @@ def governed(
 
 
 def resolved(direction: Direction, unit: Unit | None, key: str) -> Direction:
-    """"Slowest" and "fastest" as largest or smallest: of a duration (latency), of a rate (throughput)."""
+    """ "Slowest" and "fastest" as largest or smallest: of a duration (latency), of a rate (throughput)."""
     if direction not in (Direction.SLOW, Direction.FAST):
         return direction
     rate = any(part in key.casefold() for part in ("per_s", "rps", "qps", "throughput", "per_sec", "speed", "mbps"))

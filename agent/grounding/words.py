@@ -21,12 +21,13 @@ from decimal import Decimal, InvalidOperation
 import cn2an
 from text_to_num import alpha2digit, find_numbers
 
-from agent.grounding.figures import Approximation, Figure, word_figure
+from agent.grounding.figures import FRACTION_PRECISION, Approximation, Figure, word_figure
 from agent.grounding.language import (
     CJK_COUNTERS,
     CJK_DATE_AFTER,
     CJK_HALF,
     DOZEN_WORDS,
+    FRACTION_COMPOUNDS,
     FRACTION_WORDS,
     OF_WORDS,
     ONE_WORDS,
@@ -36,17 +37,17 @@ from agent.grounding.language import (
 from agent.grounding.units import UNITS, unit_after
 
 MIN_ALONE = 3  # smaller numbers in words ("one", "two") are figures only where they count against a whole
-_FRACTION_PRECISION = Decimal("0.01")  # "two thirds" is 66–67 %
+_FRACTION_PRECISION = FRACTION_PRECISION
 _ABOUT_FRACTION_PRECISION = Decimal("0.05")  # "about a third" is 30–35 %
 _TOKEN = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*|\d+(?:[.,]\d+)*|[^\w\s]")
 _LETTERS = re.compile(r"[A-Za-zÀ-ÿ]{3}")
-_EXTRA = frozenset(word.casefold() for word in (*FRACTION_WORDS, *DOZEN_WORDS))  # fractions and dozens
+_EXTRA = frozenset(word.casefold() for word in (*FRACTION_WORDS, *DOZEN_WORDS, *FRACTION_COMPOUNDS))
 _WORD = re.compile(r"[^\W\d_]+")
 _SCALES = {word.casefold(): power for word, power in SCALE_WORDS}
 _NUMERALS = "零〇一二两兩三四五六七八九十百千万萬亿億"
 _CJK_RUN = re.compile(
     rf"(?P<percent>百分之)?(?P<run>[{_NUMERALS}]+(?:点[零〇一二三四五六七八九]+[万萬亿億]?)?)"
-    rf"(?:分之(?P<numerator>[{_NUMERALS}]+))?"
+    rf"(?:分[之の](?P<numerator>[{_NUMERALS}]+))?"
 )
 _SEGMENT = re.compile(r"[^.!?;\n。！？]+[.!?;\n。！？]*")
 _ANY_NUMERAL = re.compile(f"[{_NUMERALS}]")
@@ -127,6 +128,13 @@ def _latin(text: str, begin: int, finish: int, language: str, taken: Sequence[tu
         token = tokens[at]
         word = token.word.casefold()
         ordinal = ordinals.get(at)
+        if word in FRACTION_COMPOUNDS:
+            figures.append(
+                _fraction(
+                    text, token.start, token.end, Decimal(FRACTION_COMPOUNDS[word][0]), FRACTION_COMPOUNDS[word][1]
+                )
+            )
+            continue
         denominator = FRACTION_WORDS.get(word) or (int(ordinal.value) if ordinal else None)
         multiple = DOZEN_WORDS.get(word) if not word.endswith("s") else None
         if denominator is None and multiple is None:
@@ -208,7 +216,7 @@ def _cjk(text: str) -> list[Figure]:
 
 def _cjk_figure(text: str, match: re.Match[str]) -> Figure | None:
     run, start, end = match.group("run"), match.start(), match.end()
-    if match.group("numerator") is not None:  # "三分之二": the denominator comes first
+    if match.group("numerator") is not None:  # "三分之二", "三分の二": the denominator comes first
         denominator, numerator = _cn(run), _cn(match.group("numerator"))
         if denominator in (None, 0) or numerator is None:
             return None

@@ -455,3 +455,34 @@ def test_a_change_said_to_go_down_must_be_negative():
     problems = caught("EMEA revenue was down 3.2% on the previous quarter.", emea)
     assert any("went down, its sentence says" in p for p in problems)
     caught("Il fatturato EMEA è calato del 3,2% rispetto al trimestre precedente.", emea)
+
+
+def test_fractions_compounds_and_glued_units_as_people_write_them():
+    tickets = [Source(1, "get_ticket_stats", "t1", 1, {"team": "support"}, {"opened": 200, "resolved": 150})]
+    assert ok("サポートは新規チケット200件のうち4分の3にあたる150件を解決しました。", tickets)
+    assert ok("サポートは新規チケット200件のうち四分の三を解決しました。", tickets)
+    caught("サポートは新規チケット200件のうち三分の二を解決しました。", tickets)
+    assert ok("Support heeft driekwart van de 200 tickets opgelost.", tickets)
+    caught("Support heeft tweederde van de 200 tickets opgelost.", tickets)
+    korea = [Source(1, "get_revenue", "k1", 1, {"country": "KR"}, {"country": "KR", "revenue_krw": 1_234_567_890})]
+    assert ok("한국 매출은 약 12억 3,457만 원입니다.", korea)
+    caught("한국 매출은 약 12억 4,457만 원입니다.", korea)
+    window = [Source(1, "get_maintenance", "w1", 1, {"system": "billing"}, {"system": "billing", "duration_min": 90})]
+    for answer in ("It lasts 1 hour 30 minutes.", "Es dauert 1 Stunde und 30 Minuten.", "所要時間は1時間30分です。"):
+        assert ok(answer, window)
+    caught("It lasts 1 hour 45 minutes.", window)
+    lisbon = [weather(1, "Lisbon", 24, 62)]
+    assert ok("Lisbon: 24C, humidity 62%.", lisbon)
+    caught("Lisbon: 31C, humidity 62%.", lisbon)
+
+
+def test_a_sum_of_named_things_uses_their_values_only():
+    stores = [
+        Source(n, "get_orders", f"o{n}", 1, {"store": city}, {"store": city, "orders": orders})
+        for n, city, orders in ((1, "Berlin", 412), (2, "Paris", 377), (3, "Rome", 289))
+    ]
+    text = "Yesterday Berlin took 412 orders, Paris 377 and Rome 289. Berlin and Paris together took {}."
+    shown = ok(text.format(789), stores)
+    assert "Rome 289 [3].\nBerlin" in shown.replace(". Berlin", ".\nBerlin")  # the tag stays in its sentence
+    caught(text.format(701), stores)  # 412 + 289 is Berlin and Rome
+    assert ok("Berlin took 412 orders, Paris 377 and Rome 289; all three together took 1,078.", stores)
