@@ -14,6 +14,7 @@ from decimal import Decimal
 
 from agent.grounding.attribution import Names, choose
 from agent.grounding.citations import Citations
+from agent.grounding.dates import quarter_of
 from agent.grounding.derivation import (
     MAX_OPERANDS,
     Aggregate,
@@ -230,6 +231,14 @@ class Backing:
                 if written.matches(stated):
                     self._bind(mention, source, GroundingRule.DATE, f"{written.text} ← {stated.text}", None)
                     return
+        quarter = quarter_of(written)
+        if quarter is not None:  # {"year": 2026, "quarter": 3}: a quarter a result gives as numbers
+            for source in mention.rests_on:
+                if _states_quarter(source, *quarter):
+                    self._bind(mention, source, GroundingRule.DATE, f"{written.text} ← year and quarter", None)
+                    return
+            if any(quarter_of(d) for source in mention.rests_on for d in facts_of(source).dates):
+                return  # a result is about another quarter: that this one is today's does not make it right
         for stated in self.known.dates:
             if written.matches(stated):
                 how = f"{written.text}: the question's or today's date"
@@ -372,6 +381,13 @@ def _signed(figure: Figure, clause: str) -> Figure:
         return figure
     negatives = tuple(r._replace(value=-r.value) for r in figure.readings)
     return figure._replace(readings=(*figure.readings, *negatives))
+
+
+def _states_quarter(source: Source, year: int | None, quarter: int) -> bool:
+    values = returned(source, MAX_SOURCE_OPERANDS * 4)
+    named = [(f.key.casefold(), f.returned) for f in values]
+    has_quarter = any(("quarter" in key or key in ("q", "qtr")) and value == quarter for key, value in named)
+    return has_quarter and (year is None or any("year" in key and value == year for key, value in named))
 
 
 def _among(tags: Sequence[str], named: frozenset[str]) -> bool:

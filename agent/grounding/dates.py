@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import cache
 
-from agent.grounding.language import MONTH_LOCALES, ZONES, letter_words
+from agent.grounding.language import MONTH_LOCALES, QUARTER_ORDINALS, QUARTER_WORDS, ZONES, letter_words
 
 _ANY_DIGIT = re.compile(r"\d")
 _NUMERIC_DATE = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{2,4}|\d{4}-\d{2}|\d\s*[年월月]|\d/\d")
@@ -219,6 +219,11 @@ def read_dates(text: str) -> list[WrittenDate]:
             if readings:
                 found.append(WrittenDate(match.group(0).strip(), match.start(), match.end(), readings))
                 taken.append((match.start(), match.end()))
+    if _QUARTER_GATE.search(text):
+        for written in _quarters(text):
+            if not any(written.start < end and start < written.end for start, end in taken):
+                found.append(written)
+                taken.append((written.start, written.end))
     for match in _TIME.finditer(text) if _TIME_GATE.search(text) else ():
         if any(match.start() < end and start < match.end() for start, end in taken):
             continue
@@ -253,6 +258,52 @@ def _range_ends(text: str, found: list[WrittenDate], taken: list[tuple[int, int]
                 ends.append(WrittenDate(match.group(1), match.start(1), match.end(1), readings))
                 taken.append((match.start(1), match.end(1)))
     return ends
+
+
+_QUARTER_GATE = re.compile(r"[QT][1-4]|[1-4]Q|분기|四半期|季度|" + "|".join(QUARTER_WORDS), re.IGNORECASE)
+_YEAR_PART = r"(?P<year>\d{4}|'\d{2}|(?<=[QT][1-4][ /-])\d{2}|(?<=[1-4]Q)\d{2})"
+_QUARTER_ORDINAL = "|".join(sorted(QUARTER_ORDINALS, key=len, reverse=True))
+_QUARTERS = (
+    re.compile(r"(?<![\d\w])(?P<year>\d{4})\s*[-/ ]?\s*Q(?P<q>[1-4])(?![\w])"),  # 2026-Q3, 2026 Q3
+    re.compile(rf"(?<![\w])[QT](?P<q>[1-4])(?:\s*[-/ ]?\s*{_YEAR_PART})?(?![\w])"),  # Q3 2026, Q3/26, T3 2026
+    re.compile(rf"(?<![\w])(?P<q>[1-4])Q\s*{_YEAR_PART}(?![\d])"),  # 3Q26
+    re.compile(r"(?<!\d)(?P<q>[1-4])\.\s*Quartal(?:\s+(?P<year>\d{4}))?"),  # 3. Quartal 2026
+    re.compile(r"(?:(?P<year>\d{4})\s*[年년]\s*)?第?\s*(?P<q>[1-4一二三四])\s*(?:四半期|季度|분기)"),
+    re.compile(
+        rf"(?<![\w])(?P<word>{_QUARTER_ORDINAL})\s+(?:{'|'.join(QUARTER_WORDS)})(?:\s+(?:of\s+|de\s+|del\s+)?(?P<year>\d{{4}}))?",
+        re.IGNORECASE,
+    ),
+)
+_CJK_QUARTERS = {"一": 1, "二": 2, "三": 3, "四": 4}
+
+
+def _quarters(text: str) -> list[WrittenDate]:
+    """ "Q3 2026", "2026-Q3", "3Q26", "3. Quartal 2026", "2026年第3四半期", "3분기", "third quarter of 2026": the
+    three months of a quarter, each a reading (a result's "2026-09-30" or "2026-Q3" agrees with it)."""
+    found: list[WrittenDate] = []
+    for pattern in _QUARTERS:
+        for match in pattern.finditer(text):
+            groups = match.groupdict()
+            if groups.get("word"):
+                quarter = QUARTER_ORDINALS[groups["word"].casefold()]
+            else:
+                quarter = _CJK_QUARTERS.get(groups["q"]) or int(groups["q"])
+            year_text = (groups.get("year") or "").lstrip("'")
+            year = None if not year_text else int(year_text) + (2000 if len(year_text) == 2 else 0)
+            readings = tuple((year, month, None, None, None) for month in range(quarter * 3 - 2, quarter * 3 + 1))
+            found.append(WrittenDate(match.group(0).strip(), match.start(), match.end(), readings))
+    return found
+
+
+def quarter_of(written: WrittenDate) -> tuple[int | None, int] | None:
+    """The year and quarter a written quarter shows, or None when it is no quarter."""
+    months = [r[1] for r in written.readings]
+    if len(months) != 3 or any(r[2] is not None for r in written.readings) or None in months:
+        return None
+    first = months[0]
+    if first is None or (first - 1) % 3 or months != [first, first + 1, first + 2]:
+        return None
+    return written.readings[0][0], (first + 2) // 3
 
 
 def _joined(text: str, found: list[WrittenDate]) -> list[WrittenDate]:

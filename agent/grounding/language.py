@@ -290,7 +290,7 @@ UNIT_WORDS: dict[str, str] = {
     "jpy": "JPY", "円": "JPY", "yen": "JPY", "¥": "JPY",
     "gbp": "GBP", "£": "GBP", "pounds": "GBP",
     "chf": "CHF", "fr.": "CHF", "franken": "CHF",
-    "krw": "KRW", "원": "KRW", "won": "KRW",
+    "krw": "KRW", "원": "KRW", "won": "KRW", "달러": "USD", "유로": "EUR", "위안": "CNY",
 }  # fmt: skip
 # "1.0832 USD per EUR", "12 € pro Stück": the unit a rate is counted per.
 PER = re.compile(r"\s*(?:per|pro|je|par|por|each|/)\s*", re.IGNORECASE)
@@ -305,6 +305,15 @@ ZONES: dict[str, int] = {
     "北京时间": 480, "北京時間": 480, "中国时间": 480, "東京時間": 540, "韓国時間": 540, "한국 시간": 540,
     "beijing time": 480, "tokyo time": 540,
 }  # fmt: skip
+
+# Quarters of a year as words: "third quarter", "troisième trimestre", "drittes Quartal", "derde kwartaal".
+QUARTER_WORDS = ("quarter", "trimestre", "quartal", "kwartaal")
+QUARTER_ORDINALS: dict[str, int] = {
+    **dict.fromkeys(("first", "premier", "primer", "primero", "primo", "primeiro", "eerste", "erstes", "ersten"), 1),
+    **dict.fromkeys(("second", "deuxième", "segundo", "secondo", "tweede", "zweites", "zweiten"), 2),
+    **dict.fromkeys(("third", "troisième", "tercer", "tercero", "terzo", "terceiro", "derde", "drittes", "dritten"), 3),
+    **dict.fromkeys(("fourth", "quatrième", "cuarto", "quarto", "vierde", "viertes", "vierten", "last"), 4),
+}
 
 # --- sentences ---------------------------------------------------------------------------------------------
 

@@ -486,3 +486,40 @@ def test_a_sum_of_named_things_uses_their_values_only():
     assert "Rome 289 [3].\nBerlin" in shown.replace(". Berlin", ".\nBerlin")  # the tag stays in its sentence
     caught(text.format(701), stores)  # 412 + 289 is Berlin and Rome
     assert ok("Berlin took 412 orders, Paris 377 and Rome 289; all three together took 1,078.", stores)
+
+
+def test_quarters_are_dates_in_any_writing():
+    emea = [
+        Source(
+            1,
+            "get_revenue",
+            "r1",
+            1,
+            {"region": "EMEA", "quarter": "2026-Q3"},
+            {"region": "EMEA", "quarter": "2026-Q3", "revenue_usd": 4_518_760},
+        )
+    ]
+    for answer in (
+        "EMEA brought in $4.52M in Q3 2026.",
+        "EMEA brought in $4.52M in 3Q26.",
+        "EMEA brought in $4.52M in the third quarter of 2026.",
+        "EMEA hat im 3. Quartal 2026 4,52 Mio. $ umgesetzt.",
+        "EMEA a réalisé 4,52 M$ au T3 2026.",
+        "EMEAの2026年第3四半期の売上は4.52M USDでした。",
+        "EMEA의 2026년 3분기 매출은 452만 달러입니다.",
+    ):
+        assert ok(answer, emea)
+    caught("EMEA brought in $4.52M in Q4 2026.", emea)  # today's quarter, but not the result's
+    caught("EMEA hat im 2. Quartal 2026 4,52 Mio. $ umgesetzt.", emea)
+    numbers = [
+        Source(
+            1,
+            "get_revenue",
+            "r1",
+            1,
+            {"region": "EMEA"},
+            {"region": "EMEA", "year": 2026, "quarter": 3, "revenue_usd": 4_518_760},
+        )
+    ]
+    assert ok("EMEA brought in $4.52M in Q3 2026.", numbers)
+    caught("EMEA brought in $4.52M in Q2 2026.", numbers)
