@@ -20,7 +20,7 @@ from bisect import bisect_left
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from agent.grounding.language import RESPECTIVELY
+from agent.grounding.language import RESPECTIVELY, VERSUS
 from agent.grounding.names import NameIndex, fold, has_cjk
 from agent.grounding.structure import clause_at
 from agent.source import Source
@@ -67,6 +67,12 @@ class Names:
             at += 1
         return found
 
+    def spans_within(self, start: int, end: int) -> list[tuple[int, int, int]]:
+        """The names inside `[start, end)`: (start, end, result number), in order."""
+        at = bisect_left(self._starts, start)
+        stop = bisect_left(self._starts, end)
+        return [span for span in self._spans[at:stop] if span[1] <= end]
+
     def named(self, start: int, end: int, candidates: Collection[str]) -> set[str]:
         """Which of `candidates` (names of items of a result, `records`) the text names inside `[start, end)`."""
         return {
@@ -96,12 +102,16 @@ def pointers(
     clauses: Sequence[tuple[int, int]],
     figures: Sequence[int],
     text: str,
-    carried: frozenset[int],
+    carried: tuple[int, ...],
 ) -> list[Pointer]:
-    """What each figure of a sentence (by its position in `text`) points to."""
+    """What each figure of a sentence (by its position in `text`) points to: `carried`, the results the sentence
+    before named, in its order."""
     in_sentence = names.within(*sentence)
-    if in_sentence and len(in_sentence) == len(figures) > 1 and RESPECTIVELY.search(text, *sentence):
-        return [Pointer(frozenset((number,)), "clause") for number in in_sentence]  # "… respectively"
+    in_order = in_sentence or list(carried)
+    if len(in_order) == len(figures) > 1 and RESPECTIVELY.search(text, *sentence):
+        return [Pointer(frozenset((number,)), "clause") for number in in_order]  # "… respectively"
+    if len(in_sentence) == len(figures) == 2 and _versus(names, text, sentence, figures):
+        return [Pointer(frozenset((number,)), "clause") for number in in_sentence]  # "A … than B (74 % vs 32 %)"
     result: list[Pointer] = []
     for at in figures:
         clause = clause_at(clauses, at, sentence)
@@ -111,10 +121,18 @@ def pointers(
         elif in_sentence:
             result.append(Pointer(frozenset(in_sentence), "sentence"))
         elif carried:
-            result.append(Pointer(carried, "carried"))
+            result.append(Pointer(frozenset(carried), "carried"))
         else:
             result.append(NOWHERE)
     return result
+
+
+def _versus(names: Names, text: str, sentence: tuple[int, int], figures: Sequence[int]) -> bool:
+    """Two figures after both names, set against each other ("74 % vs 32 %", "28 °C contre 16 °C"): they follow
+    the names in order."""
+    last_name = max(start for start, _, _ in names.spans_within(*sentence))
+    first, second = figures
+    return first > last_name and VERSUS.search(text, first, second) is not None
 
 
 def choose(

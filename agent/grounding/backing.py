@@ -18,6 +18,7 @@ from agent.grounding.dates import quarter_of
 from agent.grounding.derivation import (
     MAX_OPERANDS,
     Aggregate,
+    Derivation,
     Operand,
     aggregates_of,
     extremes_of,
@@ -309,6 +310,9 @@ class Backing:
         derivation = (
             find_derivation(figure, written, decrease=decrease, exchange=exchange) if len(written) > 1 else None
         )
+        own = self._own_tag(mention)
+        if derivation is not None and not _uses(derivation, own):
+            derivation = None  # "Berlin accounts for 47.8 %" is Paris's 377 / 789: not Berlin's share
         # "50 of the 200 are open": 200 − 150, where the result says 150 resolved — one of the answer's figures
         # and a value its own result returned.
         anchors = sorted(
@@ -323,6 +327,8 @@ class Backing:
             assert anchor.bound is not None
             values = [_value_operand(anchor.bound, fact) for fact in returned(anchor.bound, MAX_SOURCE_OPERANDS)]
             derivation = find_derivation(figure, values, decrease=decrease, exchange=exchange, anchor=anchor.operand)
+            if derivation is not None and not _uses(derivation, own):
+                derivation = None
         if derivation is None:
             return
         tags = ", ".join(derivation.tags) or "the question"
@@ -335,6 +341,13 @@ class Backing:
         mention.derived_operand = Operand(
             figure.text, (figure.value,), figure.unit, figure.percent, derivation.tags, figure.per
         )
+
+    def _own_tag(self, mention: Mention) -> str | None:
+        """The tag of the one result a figure's clause names, if it names exactly one."""
+        pointer = mention.pointer
+        if pointer.level != "clause" or len(pointer.numbers) != 1:
+            return None
+        return next((s.tag for s in self.sources if s.number in pointer.numbers), None)
 
     def _named_tags(self, mention: Mention) -> frozenset[str]:
         """The tags of the results a derived figure is about, when its words name two or more (a sum, a
@@ -388,6 +401,11 @@ def _states_quarter(source: Source, year: int | None, quarter: int) -> bool:
     named = [(f.key.casefold(), f.returned) for f in values]
     has_quarter = any(("quarter" in key or key in ("q", "qtr")) and value == quarter for key, value in named)
     return has_quarter and (year is None or any("year" in key and value == year for key, value in named))
+
+
+def _uses(derivation: Derivation, own: str | None) -> bool:
+    """A figure its clause gives to one result derives from a value of that result itself."""
+    return own is None or any(tuple(operand.tags) == (own,) for operand in derivation.operands)
 
 
 def _among(tags: Sequence[str], named: frozenset[str]) -> bool:

@@ -86,7 +86,7 @@ class _Checker:
         self._clause_cache: dict[int, list[tuple[int, int]]] = {}
 
     def run(self) -> Grounding:
-        carried: frozenset[int] = frozenset()
+        carried: tuple[int, ...] = ()
         for index, sentence in enumerate(self.layout.sentences):
             block = self.layout.block_of(sentence)
             check = SentenceCheck(sentence.start, sentence.end, self.answer[sentence.start : sentence.end].strip())
@@ -97,7 +97,7 @@ class _Checker:
             if not check.facts:  # "(source: get_weather)" with no figure to say which call: it cites them all
                 check.cited = _unique([*check.cited, *(s for cite in own for s in cite.sources)])
             named = self.names.within(sentence.start, sentence.end)
-            carried = frozenset(named) if named else (carried if block.kind is BlockKind.PROSE else frozenset())
+            carried = tuple(named) if named else (carried if block.kind is BlockKind.PROSE else ())
         for mention in self.mentions:
             self.backing.ground(mention)
         self.backing.derive_all(self.mentions)
@@ -135,7 +135,7 @@ class _Checker:
         block: Block,
         own: list[Cite],
         check: SentenceCheck,
-        carried: frozenset[int],
+        carried: tuple[int, ...],
     ) -> None:
         dates = self.dates[bisect_left(self._date_starts, start) : bisect_left(self._date_starts, end)]
         figures = self.figures[bisect_left(self._figure_starts, start) : bisect_left(self._figure_starts, end)]

@@ -120,6 +120,12 @@ EXCHANGE = re.compile(
     r"|為替|レート|換算|换算",
     re.IGNORECASE,
 )
+# "(74 % vs 32 %)", "28 °C contre 16 °C": two figures set against each other, in the order of their names.
+VERSUS = re.compile(
+    r"\b(?:vs\.?|versus|against|compared to|contre|gegenüber|gegen|frente a|contro|tegen|contra)(?!\w)"
+    r"|对比|比|대비|に対して",
+    re.IGNORECASE,
+)
 # "… 28 °C and 16 °C respectively": the figures follow the names in order.
 RESPECTIVELY = re.compile(
     r"\b(?:respectively|respektive|beziehungsweise|respectivement|respectivamente|rispettivamente)\b|bzw\.|分别|分別"

@@ -523,3 +523,18 @@ def test_quarters_are_dates_in_any_writing():
     ]
     assert ok("EMEA brought in $4.52M in Q3 2026.", numbers)
     caught("EMEA brought in $4.52M in Q2 2026.", numbers)
+
+
+def test_figures_set_against_each_other_follow_their_names():
+    stores = [
+        Source(n, "get_orders", f"o{n}", 1, {"store": city}, {"store": city, "orders": orders})
+        for n, city, orders in ((1, "Berlin", 412), (2, "Paris", 377))
+    ]
+    assert ok("Berlin took more orders than Paris (412 vs 377).", stores)
+    caught("Paris took more orders than Berlin (412 vs 377).", stores)
+    assert ok("Both the Berlin and the Paris store were busy. They took 412 and 377 orders respectively.", stores)
+    caught("Both the Berlin and the Paris store were busy. They took 377 and 412 orders respectively.", stores)
+    text = "Berlin took 412 orders and Paris 377, 789 in all. Berlin accounts for {} of them."
+    assert ok(text.format("52.2%"), stores)
+    caught(text.format("47.8%"), stores)  # Paris's share
+    assert ok("Paris took 377 orders, 35 fewer than Berlin (412).", stores)
