@@ -8,13 +8,15 @@ result (`derivation`). A value a superlative speaks of must be the largest or sm
 
 from __future__ import annotations
 
+import calendar
+import itertools
 import re
 from collections.abc import Collection, Sequence
 from decimal import Decimal
 
 from agent.grounding.attribution import Names, choose
 from agent.grounding.citations import Citations
-from agent.grounding.dates import quarter_of
+from agent.grounding.dates import WrittenDate, minutes_between, quarter_of, said_weekday, weekday_of
 from agent.grounding.derivation import (
     MAX_OPERANDS,
     Aggregate,
@@ -24,6 +26,7 @@ from agent.grounding.derivation import (
     extremes_of,
     find_aggregate,
     find_derivation,
+    inside,
 )
 from agent.grounding.facts import Fact, SourceFacts, facts_of, returned
 from agent.grounding.figures import Figure, Reading, plain
@@ -32,10 +35,13 @@ from agent.grounding.mention import Known, Mention
 from agent.grounding.records import owners, records_of
 from agent.grounding.structure import BlockKind, Layout
 from agent.grounding.superlatives import Direction, governed, resolved
+from agent.grounding.units import Family
 from agent.result import GroundedFigure, GroundingRule
 from agent.source import Source
 
+_ITEM = re.compile(r"\s*(?:[-*+•·]|\d{1,2}[.)])\s")  # a bullet of a list ("- ", "* ", "1. ")
 MAX_DERIVED = 200  # figures tried as derivations per answer: an answer repeating one number cannot stall a run
+MAX_MOMENTS = 16  # dates and times tried as the ends of a duration
 MAX_SOURCE_OPERANDS = 6  # values of a result tried as operands the answer did not write out
 
 
@@ -109,10 +115,12 @@ class Backing:
                 self._check_superlative(mention, chosen, fact)
                 self._check_item(mention, chosen, fact)
                 self._check_direction(mention, fact)
+                if mention.owner and figure.unit is None and self._ground_aggregate(mention, figure):
+                    mention.owner = ""  # "3 are late: A (6 h), B (12 h), C (3 h)": a count, not C's 3 h
                 return
             mention.taken_from = taken_from
             return
-        if self._ground_aggregate(mention, figure):
+        if self._ground_aggregate(mention, figure) or self._ground_calls(mention, figure):
             return
         self._ground_known(mention, figure)
 
@@ -212,6 +220,22 @@ class Backing:
                 return True
         return False
 
+    def _ground_calls(self, mention: Mention, figure: Figure) -> bool:
+        """ "上海是两个城市中更热的一个", "all 20 regions": how many results one tool gave, each about one thing."""
+        if figure.unit is not None or figure.percent or figure.value < 2 or figure.readings[0].precision != 1:
+            return False
+        counts: dict[str, list[Source]] = {}
+        for source in self.sources:
+            counts.setdefault(source.tool, []).append(source)
+        for tool, made in counts.items():
+            if len(made) == figure.value:
+                how = f"{figure.text} ← the number of {tool} results"
+                mention.grounded = GroundedFigure.model_construct(
+                    figure=figure.text, rule=GroundingRule.AGGREGATE, how=how, sources=[s.tag for s in made]
+                )
+                return True
+        return False
+
     def _ground_known(self, mention: Mention, figure: Figure) -> None:
         for asked in self.known.figures:
             if any(r.value == a.value for r in figure.readings for a in asked.readings):
@@ -227,10 +251,14 @@ class Backing:
     def _ground_date(self, mention: Mention) -> None:
         written = mention.written
         assert written is not None
+        said = said_weekday(self.masked, written)
         for source in mention.rests_on:
             for stated in facts_of(source).dates:
                 if written.matches(stated):
                     self._bind(mention, source, GroundingRule.DATE, f"{written.text} ← {stated.text}", None)
+                    day = weekday_of(written, stated) if said is not None else None
+                    if day is not None and day != said:
+                        mention.grounded, mention.weekday = None, calendar.day_name[day]
                     return
         quarter = quarter_of(written)
         if quarter is not None:  # {"year": 2026, "quarter": 3}: a quarter a result gives as numbers
@@ -291,8 +319,10 @@ class Backing:
                 if mention.grounded is not None and mention.figure is not None:
                     by_sentence.setdefault(mention.sentence, []).append(mention)
             for mention in pending:
-                around = by_sentence.get(mention.sentence - 1, []) + by_sentence.get(mention.sentence, [])
-                self._derive(mention, around)
+                before = self._items_before(mention.sentence) or [mention.sentence - 1]
+                around = [m for index in (*before, mention.sentence) for m in by_sentence.get(index, [])]
+                if not self._ground_span(mention, mentions):
+                    self._derive(mention, around)
 
     def _derive(self, mention: Mention, around: Sequence[Mention]) -> None:
         """Ground `mention` as a derivation of the grounded figures `around` it (its sentence and the one before),
@@ -325,7 +355,9 @@ class Backing:
             if derivation is not None:
                 break
             assert anchor.bound is not None
-            values = [_value_operand(anchor.bound, fact) for fact in returned(anchor.bound, MAX_SOURCE_OPERANDS)]
+            # Its own values, not one item's of a list in it: "3 of 6" is no item's 20 / 6.
+            facts = returned(anchor.bound, MAX_SOURCE_OPERANDS, items=False)
+            values = [_value_operand(anchor.bound, fact) for fact in facts]
             derivation = find_derivation(figure, values, decrease=decrease, exchange=exchange, anchor=anchor.operand)
             if derivation is not None and not _uses(derivation, own):
                 derivation = None
@@ -341,6 +373,50 @@ class Backing:
         mention.derived_operand = Operand(
             figure.text, (figure.value,), figure.unit, figure.percent, derivation.tags, figure.per
         )
+
+    def _items_before(self, index: int) -> list[int]:
+        """The sentences of the list or table that ends right before sentence `index` (a total after bullets
+        sums them all), or none when what comes before is prose."""
+        sentences = self.layout.sentences
+        found: list[int] = []
+        at = index - 1
+        while at >= 0 and len(found) < MAX_OPERANDS and sentences[at].block != sentences[index].block:
+            block = self.layout.block_of(sentences[at])
+            if block.kind is not BlockKind.TABLE_ROW and not _ITEM.match(self.masked, block.start):
+                break
+            found.insert(0, at)
+            at -= 1
+        return found if len(found) > 1 else []
+
+    def _ground_span(self, mention: Mention, mentions: Sequence[Mention]) -> bool:
+        """A duration is the time between two moments: two the answer states and its results back ("left at
+        08:15, due at 17:45, so 9 hours 30 minutes"), or two of the results it rests on (departed, eta)."""
+        figure = mention.figure
+        assert figure is not None
+        unit = figure.unit
+        if unit is None or unit.family is not Family.DURATION or unit.factor < 60:
+            return False
+        moments: list[tuple[WrittenDate, tuple[str, ...]]] = [
+            (m.written, tuple(m.grounded.sources))
+            for m in mentions
+            if m.written is not None and m.grounded is not None and 0 <= mention.sentence - m.sentence <= 1
+        ]
+        pointed = [s for s in mention.rests_on if s.number in mention.pointer.numbers] or mention.rests_on[:4]
+        moments += [(stated, (source.tag,)) for source in pointed for stated in facts_of(source).dates[:6]]
+        for (first, tags), (second, other) in itertools.combinations(moments[:MAX_MOMENTS], 2):
+            for minutes in minutes_between(first, second):
+                value = Decimal(minutes) * 60 / unit.factor
+                if any(inside(value, reading, figure.approximation) for reading in figure.readings):
+                    used = tuple(dict.fromkeys((*tags, *other)))
+                    mention.grounded = GroundedFigure.model_construct(
+                        figure=figure.text,
+                        rule=GroundingRule.DERIVED,
+                        how=f"{figure.text}: from {first.text} to {second.text} ({', '.join(used) or 'the question'})",
+                        sources=list(used),
+                    )
+                    mention.derived_operand = Operand(figure.text, (figure.value,), unit, False, used, None)
+                    return True
+        return False
 
     def _own_tag(self, mention: Mention) -> str | None:
         """The tag of the one result a figure's clause names, if it names exactly one."""

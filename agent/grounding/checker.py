@@ -20,6 +20,7 @@ Each sentence keeps its own verdict, so a partial answer can quote the sentences
 from __future__ import annotations
 
 import json
+import re
 from bisect import bisect_left
 from collections.abc import Sequence
 from datetime import date
@@ -39,6 +40,9 @@ from agent.grounding.tables import cell_figures
 from agent.grounding.verdict import Grounding, SentenceCheck
 from agent.grounding.words import read_number_words
 from agent.source import Source
+
+_WORD_BEFORE = re.compile(r"([^\W\d_]{3,}) $")
+MAX_UNIT_CHARS = 4  # a capitalised word this short right after a figure is its unit ("412 Go", "3 TB")
 
 
 def prepare(source: Source) -> None:
@@ -69,6 +73,7 @@ class _Checker:
         self.mark = decimal_mark(self.text)
         self.short_scale = not long_scale(self.text)
         self.languages = number_word_languages(self.masked)
+        self._said: str | None = None  # what the calls and results say, casefolded, read on first need
         self.dates, self.figures = self._read_all()
         self._date_starts = [d.start for d in self.dates]
         self._figure_starts = [f.start for f in self.figures]
@@ -109,8 +114,12 @@ class _Checker:
 
     def _read_all(self) -> tuple[list[WrittenDate], list[Figure]]:
         """The answer's dates and figures (in digits, in words, in table cells), read once, in order."""
-        dates = read_dates(self.masked)
-        text = mask(self.masked, [(d.start, d.end) for d in dates], 0, None) if dates else self.masked
+        # A header's words ("Revenue (USD millions)", "Q1 | Q2", "料金（1泊）") say what its column's figures are;
+        # they are none.
+        heads = [(b.start, b.end) for b in self.layout.blocks if b.kind is BlockKind.TABLE_HEAD]
+        read = mask(self.masked, heads, 0, None) if heads else self.masked
+        dates = read_dates(read)
+        text = mask(read, [(d.start, d.end) for d in dates], 0, None) if dates else read
         rows = [block for block in self.layout.blocks if block.kind is BlockKind.TABLE_ROW]
         prose = mask(text, [(row.start, row.end) for row in rows], 0, None) if rows else text
         figures = read_figures(prose, mark=self.mark, trillion_is_billion=self.short_scale)
@@ -119,10 +128,9 @@ class _Checker:
             cells = cell_figures(body, row.start, row, mark=self.mark, short_scale=self.short_scale)
             figures += [f._replace(start=f.start + row.start, end=f.end + row.start) for f in cells]
         taken = [(f.start, f.end) for f in figures]
-        heads = [(b.start, b.end) for b in self.layout.blocks if b.kind is BlockKind.TABLE_HEAD]
-        # A header's words ("Revenue (USD millions)") say what its column's figures are; they are none.
-        figures += read_number_words(mask(text, taken + heads, 0, None), self.languages, taken)
+        figures += read_number_words(mask(text, taken, 0, None), self.languages, taken)
         figures.sort(key=lambda f: f.start)
+        figures = [f for f in figures if not self._in_a_name(f)]
         # Without its figures and dates ("16°Cです" holds no name "Cです"): where names are looked for.
         self.bare = mask(text, [(f.start, f.end) for f in figures], 0, None)
         return dates, figures
@@ -205,13 +213,28 @@ class _Checker:
                 continue
             seen.add((start, end))
             sentence = self.layout.sentences[mention.sentence].start
-            for _, _, name in unknown_names(self.bare, start, end, known, german=german, sentence=sentence):
+            for at, _, name in unknown_names(self.bare, start, end, known, german=german, sentence=sentence):
+                if len(name) <= MAX_UNIT_CHARS and self._follows_figure(at):
+                    continue  # "412 Go", "3 TB", "40 kWh": a unit nobody listed, not a name
                 mention.grounded, mention.wrong_entity = None, True
                 self.result.sentences[mention.sentence].problems.append(
                     f"the number {mention.text} is given to {name}, which no question, tool call or result names"
                 )
                 self._mark(mention, "a figure is given to a name that no result mentions")
                 break
+
+    def _in_a_name(self, figure: Figure) -> bool:
+        """ "le chargeur 65 W", "Écran 27 pouces": a number that is part of a name a result gives is no figure."""
+        word = _WORD_BEFORE.search(self.masked, max(0, figure.start - 24), figure.start)
+        if word is None or figure.unit is not None or not figure.number.isdigit():
+            return False
+        if self._said is None:
+            self._said = "\n".join(_said(source) for source in self.sources).casefold()
+        return f"{word.group(1)} {figure.number}".casefold() in self._said
+
+    def _follows_figure(self, at: int) -> bool:
+        before = self.bare[max(0, at - 2) : at]
+        return any(m.figure is not None and m.end in (at, at - 1) for m in self.mentions) and not before.strip()
 
     def _clause_span(self, mention: Mention) -> tuple[int, int]:
         sentence = self.layout.sentences[mention.sentence]
@@ -311,6 +334,8 @@ class _Checker:
             return f"{what} is not the {mention.superlative} of its kind in the results, as its sentence says"
         if mention.contradicts:
             return f"{what} went down, its sentence says, but its result says it {mention.contradicts}"
+        if mention.weekday:
+            return f"{what} is a {mention.weekday}, not the day of the week its sentence gives it"
         if mention.owner:
             source = mention.bound
             assert source is not None

@@ -390,3 +390,90 @@ def _time_reading(match: re.Match[str]) -> tuple | None:
     if hour > 24 or minute > 59:
         return None
     return (None, None, None, hour, minute)
+
+
+def minutes_between(first: WrittenDate, second: WrittenDate) -> set[int]:
+    """The minutes from one moment to the other, as their readings allow: two datetimes exactly (in one zone
+    when both name theirs), two times of day forward from either (a night train from 22:40 to 06:10 takes
+    450), two dates in whole days ("from 6 to 30 April": 24 days)."""
+    spans: set[int] = set()
+    for a in first.readings:
+        for b in second.in_zone(first.offset if second.offset is not None else None):
+            if a[3] is not None and b[3] is not None:
+                at, bt = a[3] * 60 + (a[4] or 0), b[3] * 60 + (b[4] or 0)
+                moments = _moment(a), _moment(b)
+                if moments[0] is not None and moments[1] is not None:
+                    spans.add(abs(int((moments[1] - moments[0]).total_seconds())) // 60)
+                elif at != bt:
+                    spans.update(((bt - at) % 1440, (at - bt) % 1440))
+            elif a[3] is None and b[3] is None and a[2] is not None and b[2] is not None:
+                year = b[0] or a[0] or 2000  # a leap year: any day a text names exists in it
+                days = _moment((a[0], a[1], a[2], 0, 0), year), _moment((b[0], b[1], b[2], 0, 0), year)
+                if days[0] is not None and days[1] is not None and days[0] != days[1]:
+                    spans.add(abs((days[1] - days[0]).days) * 1440)
+    return spans
+
+
+def _moment(parts: Parts, year: int | None = None) -> datetime | None:
+    """The moment `parts` names when it names a whole date (a day without its year takes `year`)."""
+    y, month, day, hour, minute = parts
+    y = y if y is not None else year
+    if y is None or month is None or day is None:
+        return None
+    try:
+        return datetime(y, month, day, (hour or 0) % 24, minute or 0)
+    except ValueError:
+        return None
+
+
+_CJK_WEEKDAYS = {
+    **{f"星期{d}": i for i, d in enumerate("一二三四五六日")}, "星期天": 6,
+    **{f"周{d}": i for i, d in enumerate("一二三四五六日")}, "周天": 6,
+    **{f"{d}曜日": i for i, d in enumerate("月火水木金土日")}, **{f"{d}曜": i for i, d in enumerate("月火水木金土日")},
+    **{f"{d}요일": i for i, d in enumerate("월화수목금토일")},
+    **{f"({d})": i for i, d in enumerate("月火水木金土日")}, **{f"（{d}）": i for i, d in enumerate("月火水木金土日")},
+    **{f"({d})": i for i, d in enumerate("월화수목금토일")},
+}  # fmt: skip
+_CJK_WEEKDAY = re.compile("|".join(re.escape(w) for w in sorted(_CJK_WEEKDAYS, key=len, reverse=True)))
+_WEEKDAY_GAP = re.compile(r"[\s,.，、(（]*(?:(?:den|le|el|il|o|de|the|on)\s+)?$", re.IGNORECASE)
+_LAST_WORD = re.compile(r"([^\W\d_]{3,})\.?$")
+_WEEKDAY_AFTER = re.compile(r"[\s,，]*[(（]?\s*")
+
+
+@cache
+def _weekday_names() -> dict[str, int]:
+    from babel.dates import get_day_names
+
+    names: dict[str, int] = {}
+    for locale in MONTH_LOCALES:
+        for width in ("wide", "abbreviated"):
+            for index, name in get_day_names(width, locale=locale).items():
+                if len(name.rstrip(".")) >= 3 and not _CJK_WEEKDAY.search(name):
+                    names[name.casefold().rstrip(".")] = index
+    return names
+
+
+def said_weekday(text: str, written: WrittenDate) -> int | None:
+    """The day of the week a text gives a date ("Montag, den 10. März", "Tuesday, March 10", "3月12日（星期三）",
+    "3월 12일(목)"): 0 for Monday, or None when it gives none."""
+    window = text[max(0, written.start - 24) : written.start]
+    gap = _WEEKDAY_GAP.search(window)
+    word = _LAST_WORD.search(window, 0, gap.start() if gap else len(window))
+    if word is not None and word.group(1).casefold() in _weekday_names():
+        return _weekday_names()[word.group(1).casefold()]
+    after = _WEEKDAY_AFTER.match(text, written.end)
+    cjk = _CJK_WEEKDAY.match(text, after.end()) if after else None
+    if cjk is None and after is not None:
+        cjk = _CJK_WEEKDAY.match(text, written.end)
+    return _CJK_WEEKDAYS[cjk.group(0)] if cjk else None
+
+
+def weekday_of(written: WrittenDate, stated: WrittenDate) -> int | None:
+    """The day of the week of the date `written` agrees with in `stated` (the year from either)."""
+    for mine in written.readings:
+        for theirs in stated.readings:
+            if _agrees(mine, theirs):
+                moment = _moment(theirs, mine[0])
+                if moment is not None:
+                    return moment.weekday()
+    return None

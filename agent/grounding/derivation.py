@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from agent.grounding.figures import Approximation, Figure, Reading, plain
 from agent.grounding.language import STATE_WORDS
-from agent.grounding.units import Family, Unit, compatible, unit_of_key
+from agent.grounding.units import Family, Unit, compatible, convert, unit_of_key
 
 MAX_OPERANDS = 12  # the nearest ones; a sentence pair rarely holds more figures that matter
 _HUNDRED = Decimal(100)
@@ -91,7 +91,9 @@ def inside(value: Decimal, reading: Reading, approximation: Approximation) -> bo
         return shown <= value < shown + step
     if approximation is Approximation.AT_MOST:
         return shown - step < value <= shown
-    low, high = (shown - step / 2, shown + step) if shown >= 0 else (shown - step, shown + step / 2)
+    if shown < 0:  # the mirror image: −5 is −5.99 truncated or −4.5 rounded, never −6
+        return shown - step < value <= shown + step / 2
+    low, high = shown - step / 2, shown + step
     return low <= value < high or value == high == shown + step / 2
 
 
@@ -105,6 +107,8 @@ def _candidates(
     for a, b in itertools.permutations(pool, 2):
         for x, y in itertools.product(a.values, b.values):
             yield from _ordered(reading, percent, a, b, x, y, decrease)
+            if target.per is not None:
+                yield from _rate(reading, target.per, a, b, x, y)
     if percent or not trios:
         return
     for trio in itertools.combinations(pool, 3):
@@ -152,8 +156,11 @@ def _product_in(unit: Unit | None, a: Operand, b: Operand, exchange: bool) -> bo
             return compatible(unit, rate.unit)
     if unit is None or _unit_of_product(unit, a.unit, b.unit):
         return True
-    # "at an exchange rate of 1.0832": an amount in one currency times a bare rate is an amount in another.
-    return exchange and unit.family is Family.CURRENCY and (a.unit is None) != (b.unit is None)
+    # "at an exchange rate of 1.0832": an amount in one currency times a bare rate is an amount in another;
+    # "£1 is € 1,17 worth, so £8,750 is € 10,237.50": times a rate written in the currency it gives.
+    if not exchange or unit.family is not Family.CURRENCY:
+        return False
+    return (a.unit is None) != (b.unit is None) or (unit in (a.unit, b.unit) and a.unit != b.unit)
 
 
 def _ordered(
@@ -177,11 +184,25 @@ def _ordered(
             yield f"{plain(change)} % = ({a.text} − {b.text}) / {b.text}", used, change
         elif (change < 0) == decrease:
             yield f"{plain(change)} % = ({a.text} − {b.text}) / {b.text}", used, abs(change)
+    elif reading.value < 0 and compatible(a.unit, b.unit) and compatible(reading.unit, a.unit):
+        yield f"{plain(x - y)} = {a.text} − {b.text}", used, x - y  # "87 → 81: −6", a change with its sign
     elif (reading.unit is None and compatible(a.unit, b.unit)) or (compatible(reading.unit, a.unit) and b.unit is None):
         try:  # a ratio, or an amount per item: "CHF 1'200'000 over 3'417 orders, CHF 351 each"
-            yield f"{plain(x / y)} = {a.text} / {b.text}", used, x / y
+            ratio = x / y
         except (DivisionByZero, InvalidOperation):
             return
+        yield f"{plain(ratio)} = {a.text} / {b.text}", used, ratio
+
+
+def _rate(
+    reading: Reading, per: Unit, a: Operand, b: Operand, x: Decimal, y: Decimal
+) -> Iterator[tuple[str, tuple[Operand, ...], Decimal]]:
+    """A rate in its own units: "982 km in 9 hours 30 minutes, 103 km/h", "€ 4,350 for 1,450 kg: € 3 per kg"."""
+    if a.unit is None or b.unit is None or reading.unit is None or a.percent or b.percent:
+        return
+    amount, base = convert(x, a.unit, reading.unit), convert(y, b.unit, per)
+    if amount is not None and base:
+        yield f"{plain(amount / base)} = {a.text} / {b.text}", (a, b), amount / base
 
 
 def _unit_of_product(result: Unit, *factors: Unit | None) -> bool:

@@ -245,15 +245,15 @@ def facts_of(source: Source) -> SourceFacts:
     return source.memo("facts", lambda: SourceFacts.of(source.arguments, source.data))
 
 
-def returned(source: Source, limit: int) -> list[Fact]:
+def returned(source: Source, limit: int, *, items: bool = True) -> list[Fact]:
     """Up to `limit` numbers of the result's data as it returned them — not its call's arguments, not figures
     in its field names: operands of a derivation the answer did not write out ("50 of the 200 are open" where
-    the result says 150 resolved)."""
+    the result says 150 resolved). `items`: the numbers of its lists' items too."""
     return source.memo(
-        "returned",
+        "returned" if items else "returned_outside_lists",
         lambda: [
             fact
-            for key, leaf in data_leaves(source.data)
+            for key, leaf in data_leaves(source.data, items=items)
             if not isinstance(leaf, str)
             for fact in _number_facts(key, leaf)
             if fact.rule is GroundingRule.EXACT
@@ -295,8 +295,9 @@ def _returned_values(source: Source) -> frozenset[Decimal]:
     return source.memo("returned_values", lambda: frozenset(fact.value for fact in returned(source, MAX_LEAVES)))
 
 
-def data_leaves(data: Any) -> list[tuple[str, Any]]:
-    """The data's numbers and strings, with their fields, in the result's order (no numbers of field names)."""
+def data_leaves(data: Any, *, items: bool = True) -> list[tuple[str, Any]]:
+    """The data's numbers and strings, with their fields, in the result's order (no numbers of field names);
+    `items`: in its lists of several items too (a top-level list, or a list of one, is always read)."""
     leaves: list[tuple[str, Any]] = []
     stack: list[tuple[str, Any, int]] = [("", data, 0)]
     while stack and len(leaves) < MAX_LEAVES:
@@ -308,7 +309,7 @@ def data_leaves(data: Any) -> list[tuple[str, Any]]:
             stack.extend(
                 (named if k == "value" and isinstance(named, str) else str(k), v, level + 1) for k, v in item.items()
             )
-        elif isinstance(item, list | tuple) and level < 8:
+        elif isinstance(item, list | tuple) and level < 8 and (items or level == 0 or len(item) == 1):
             stack.extend((key, child, level + 1) for child in item[:MAX_LEAVES])
     return leaves
 

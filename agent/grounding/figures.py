@@ -53,19 +53,29 @@ _ANY_DIGIT = re.compile(r"\d")
 _IDENTIFIER = re.compile(r"(?<![\w-])[A-Za-z][\w]*-(?:\d+-)+$")  # what precedes the last part of "FAC-2026-131"
 MAX_FIGURE_CHARS = 40
 # "12億3456万7890円", "5亿6400万": several scaled chunks, largest first, read as one figure.
-_PART = r"\d{1,4}(?:,\d{3})*(?:\.\d+)?"
+_SMALL = r"\d[천千](?:\s?\d[백百])?(?:\s?\d{1,2})?|\d[백百](?:\s?\d{1,2})?"  # "2천", "4千5百", "3백"
+_PART = rf"(?:{_SMALL}|\d{{1,4}}(?:,\d{{3}})*(?:\.\d+)?)"
+_SMALL_SCALES = {"천": 1000, "千": 1000, "백": 100, "百": 100}
 _NEXT = r"(?:\s(?=\d))?"  # "12억 3,457만": Korean spaces the parts
 _CJK_COMPOUND = re.compile(
-    rf"(?<![0-9.,])(?=(?:{_PART}[兆億亿万萬조억만]{_NEXT}){{1,3}}\d|(?:{_PART}[兆億亿万萬조억만]{_NEXT}){{2}})"
+    rf"(?<![0-9.,])(?=(?:{_PART}[兆億亿万萬조억만]{_NEXT}){{1,3}}\d|(?:{_PART}[兆億亿万萬조억만]{_NEXT}){{2}}"
+    rf"|(?:{_SMALL})[兆億亿万萬조억만])"
     rf"(?:(?P<t>{_PART})[兆조]{_NEXT})?(?:(?P<y>{_PART})[億亿억]{_NEXT})?(?:(?P<w>{_PART})[万萬만]{_NEXT})?"
-    r"(?P<rest>\d+)?"
+    rf"(?P<rest>{_SMALL}|\d+)?"
 )
-_CJK_SCALE = re.compile(r"\d[兆億亿万萬조억만]")
+_CJK_SCALE = re.compile(r"[\d千百천백][兆億亿万萬조억만]")
 _DIGIT_FRACTION = re.compile(r"(?<![\d.,])(\d{1,3})\s*分[之の]\s*(\d{1,3})(?![\d.,])")
 FRACTION_PRECISION = Decimal("0.01")  # "two thirds", "三分の二" is 66–67 %
 _COMPOUND_SCALES = {"t": Decimal(10) ** 12, "y": Decimal(10) ** 8, "w": Decimal(10) ** 4}
 # "1機あたり", "1人当たり": "per one", not a quantity someone could get wrong.
 _PER_ONE = re.compile(r"[^\d\s]{0,2}(?:あたり|当たり|当り)")
+
+# "1 USD = 0,92 €", "1ドル＝149.5円", "1欧元兑7.86元", "1 USD vaut": the one a rate is given for.
+_RATE_EQUALS = re.compile(
+    r"\s*(?:=|＝|兑|兌|→|:|vaut|vale|equals|entspricht|is worth|was worth|corresponde|equivale|è pari)"
+    r"|\s+(?=[$€£¥]?\s?\d)",  # "entspricht 1 USD 0,922 €": the rate follows the one it is for
+    re.I,
+)
 
 _TEN = Decimal(10)
 _SCALES: list[tuple[str, Decimal]] = [(word, _TEN**power) for word, power in SCALE_WORDS]
@@ -203,6 +213,7 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
     if "分" in text:  # "4分の3", "3分之2": a fraction in digits, the denominator first
         figures += [_digit_fraction(match, text) for match in _DIGIT_FRACTION.finditer(text)]
     taken = [(f.start, f.end) for f in figures]
+    rate_per: Unit | None = None
     for match in _NUMBER.finditer(text):
         end = match.end()
         if taken and any(start <= match.start() < stop for start, stop in taken):
@@ -213,6 +224,10 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
         if following[:2] in ("st", "nd", "rd", "th") and not following[2:3].isalpha():
             continue  # 1st, 2nd: an ordinal
         if match.group(0) == "1" and _PER_ONE.match(text, end):
+            continue
+        base = _rate_base(text, end) if match.group(0) == "1" else None
+        if base is not None:
+            rate_per = base  # the next figure is counted per one of it: "1 USD = 0,92 €" is 0,92 € per USD
             continue
         if end - match.start() > MAX_FIGURE_CHARS:
             continue  # a 40-digit run is an identifier or a hash, not a quantity anyone states
@@ -238,6 +253,10 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
         if unit is None and match.start() > 0:
             unit = unit_before(text[max(0, match.start() - 4) : match.start()])
         per, end = _per(text, end) if unit is not None else (None, end)
+        if per is None and unit is not None and unit.family is Family.CURRENCY:
+            per = rate_per or _per_before(text, match.start())
+            per = per if per != unit else None
+        rate_per = None
         approximation = _approximation(text, match.start(), end)
         readings = _readings(mantissas, scale, unit, negative, approximation)
         figures.append(
@@ -255,29 +274,53 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
     return _joined_durations(sorted(figures, key=lambda f: f.start), text)
 
 
+_PER_BEFORE = re.compile(r"([^\W\d_]{1,3})당\s*$")  # "달러당 1,385원": per dollar
+
+
+def _per_before(text: str, start: int) -> Unit | None:
+    found = _PER_BEFORE.search(text, max(0, start - 8), start)
+    unit = unit_after(found.group(1))[0] if found else None
+    return unit if unit is not None and unit.family is Family.CURRENCY else None
+
+
+def _rate_base(text: str, end: int) -> Unit | None:
+    """The currency of a "1" a rate is given for ("1 USD = 0,92 €"), or None."""
+    unit, used = unit_after(text[end : end + 16])
+    if unit is None or unit.family is not Family.CURRENCY or not _RATE_EQUALS.match(text, end + used):
+        return None
+    return unit
+
+
 def _joined_durations(figures: list[Figure], text: str) -> list[Figure]:
-    """ "1 hour 30 minutes", "2 h 15 min", "1時間30分": one duration, in its smaller unit (90 min)."""
+    """ "1 hour 30 minutes", "2 h 15 min", "1時間30分", "3 h 17": one duration, in its smaller unit (90 min)."""
     joined: list[Figure] = []
     for figure in figures:
         last = joined[-1] if joined else None
-        big, small = (last.readings[0].unit if last else None), figure.readings[0].unit
-        if (
-            last is not None
-            and big is not None
-            and small is not None
-            and big.family is small.family is Family.DURATION
-            and big.factor > small.factor
-            and _DURATION_JOIN.fullmatch(text, last.end, figure.start)
-        ):
-            value = last.value * big.factor / small.factor + figure.value
-            reading = Reading(value, figure.readings[0].precision, small)
-            joined[-1] = Figure(
-                text[last.start : figure.end], last.start, figure.end, (reading,), last.approximation,
-                number=text[last.start : figure.end],
-            )  # fmt: skip
-        else:
+        small = _smaller_part(last, figure, text) if last is not None else None
+        if last is None or small is None:
             joined.append(figure)
+            continue
+        big = last.readings[0].unit
+        assert big is not None
+        value = last.value * big.factor / small.factor + figure.value
+        reading = Reading(value, figure.readings[0].precision, small)
+        joined[-1] = Figure(
+            text[last.start : figure.end], last.start, figure.end, (reading,), last.approximation,
+            number=text[last.start : figure.end],
+        )  # fmt: skip
     return joined
+
+
+def _smaller_part(last: Figure, figure: Figure, text: str) -> Unit | None:
+    """The unit of `figure` when it continues the duration `last` ("2 h" + "15 min"), or None. Two bare
+    digits after hours are its minutes ("3 h 17", "11 h 30")."""
+    big, small = last.readings[0].unit, figure.readings[0].unit
+    if big is None or big.family is not Family.DURATION or not _DURATION_JOIN.fullmatch(text, last.end, figure.start):
+        return None
+    if small is None:
+        bare = big.code == "h" and len(figure.text) == 2 and figure.text.isdigit() and figure.value < 60
+        return UNITS["min"] if bare and text[last.end : figure.start].isspace() else None
+    return small if small.family is Family.DURATION and big.factor > small.factor else None
 
 
 def _per(text: str, end: int) -> tuple[Unit | None, int]:
@@ -321,11 +364,11 @@ def _compound(match: re.Match[str], text: str) -> Figure:
     step = Decimal(1)
     for name, scale in _COMPOUND_SCALES.items():
         if match.group(name):
-            value += Decimal(match.group(name).replace(",", "")) * scale
-            step = scale
+            part, part_step = _part_value(match.group(name))
+            value += part * scale
+            step = part_step * scale
     if match.group("rest"):
-        value += Decimal(match.group("rest"))
-        step = Decimal(1)
+        value, step = value + (rest := _part_value(match.group("rest")))[0], rest[1]
     end = match.end()
     unit, used = unit_after(text[end : end + 24])
     end += used
@@ -338,6 +381,22 @@ def _compound(match: re.Match[str], text: str) -> Figure:
         approximation=_approximation(text, match.start(), end),
         number=match.group(0),
     )
+
+
+def _part_value(part: str) -> tuple[Decimal, Decimal]:
+    """ "3,457" → 3457 (step 1), "2천" → 2000 (step 1000), "4千5百" → 4500 (step 100)."""
+    if not any(scale in part for scale in _SMALL_SCALES):
+        return Decimal(part.replace(",", "")), Decimal(1)
+    value, step, digits = Decimal(0), Decimal(1), ""
+    for char in part:
+        if char.isdigit():
+            digits += char
+        elif char in _SMALL_SCALES:
+            step = Decimal(_SMALL_SCALES[char])
+            value, digits = value + Decimal(digits or 1) * step, ""
+    if digits:
+        value, step = value + Decimal(digits), Decimal(1)
+    return value, step
 
 
 def _mantissas(match: re.Match[str], mark: str | None) -> list[tuple[Decimal, int]]:

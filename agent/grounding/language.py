@@ -116,8 +116,8 @@ DECREASE = re.compile(
 )
 # A rate of exchange: an amount in one currency times a bare rate may be an amount in another.
 EXCHANGE = re.compile(
-    r"\b(?:exchange|fx|rate|rates|kurs|wechselkurs|umgerechnet|taux|change|cambio|tasa|tipo de cambio)\b|汇率|匯率"
-    r"|為替|レート|換算|换算",
+    r"\b(?:exchange|fx|rate|rates|kurs|wechselkurs|umgerechnet|taux|change|cambio|câmbio|tasa|tipo de cambio"
+    r"|tasso|koers|wisselkoers|worth|wert|vaut|vale|waard)\b|汇率|匯率|為替|レート|換算|换算|환율|환산",
     re.IGNORECASE,
 )
 # "(74 % vs 32 %)", "28 °C contre 16 °C": two figures set against each other, in the order of their names.
@@ -280,9 +280,10 @@ UNIT_WORDS: dict[str, str] = {
     "minuti": "min", "minuut": "min", "분": "min", "minuto": "min", "分": "min",
     "h": "h", "hours": "h", "hour": "h", "stunden": "h", "stunde": "h", "heure": "h", "hora": "h",
     "heures": "h", "horas": "h", "小时": "h", "時間": "h",
-    "ore": "h", "uur": "h", "uren": "h", "시간": "h",
-    "days": "d", "day": "d", "tage": "d", "jours": "d", "días": "d", "天": "d", "日間": "d", "giorni": "d",
-    "dias": "d", "dagen": "d", "일간": "d",
+    "ore": "h", "ora": "h", "uur": "h", "uren": "h", "시간": "h",
+    "days": "d", "day": "d", "tage": "d", "tagen": "d", "tag": "d", "jours": "d", "jour": "d", "días": "d",
+    "día": "d", "天": "d", "日間": "d", "giorni": "d", "giorno": "d", "dias": "d", "dia": "d", "dagen": "d",
+    "dag": "d", "일간": "d",
     "mm": "mm", "cm": "cm", "m": "m", "meters": "m", "metres": "m", "meter": "m", "mètres": "m", "metros": "m",
     "米": "m", "km": "km", "kilometers": "km", "kilometres": "km", "kilometer": "km", "公里": "km", "キロ": "km",
     "mg": "mg", "g": "g", "grams": "g", "kg": "kg", "kilograms": "kg", "公斤": "kg", "千克": "kg", "t": "t",
@@ -403,6 +404,9 @@ FRACTION_WORDS: dict[str, int] = {
     "metade": 2, "terço": 3, "terços": 3,
     "helft": 2, "derde": 3, "derden": 3, "kwart": 4,
 }  # fmt: skip
+# "Half" as a noun, a figure by itself ("half of them", "la moitié"); "media", "demi", "halb" need a numerator
+# ("una media", "in media" is "on average").
+HALF_NOUNS = frozenset(("half", "hälfte", "moitié", "mitad", "metà", "metade", "helft"))
 # Fractions written as one word: "driekwart", "tweederde", "Dreiviertel".
 FRACTION_COMPOUNDS: dict[str, tuple[int, int]] = {
     "driekwart": (3, 4), "tweederde": (2, 3), "dreiviertel": (3, 4), "zweidrittel": (2, 3), "anderhalf": (3, 2),

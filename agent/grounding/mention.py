@@ -40,13 +40,14 @@ class Mention:
     wrong_entity: bool = False  # it is given to a name nothing the run saw names
     superlative: str = ""  # what its sentence says it is ("largest") when it is not
     contradicts: str = ""  # what its result says against its words ("rose (growth_pct: 3.2)"), said as it fell
+    weekday: str = ""  # the day of the week its date falls on, when its words give it another
     parley: bool = False  # Parley found its result (the answer's tags did not name it)
 
     @property
     def refuted(self) -> bool:
         """A result states it, but for another thing than its words say, or not as the extreme they call it:
         no arithmetic makes it right."""
-        return bool(self.superlative or self.owner or self.contradicts) or self.taken_from is not None
+        return bool(self.superlative or self.owner or self.contradicts or self.weekday) or self.taken_from is not None
 
     @property
     def item(self) -> Figure | WrittenDate:

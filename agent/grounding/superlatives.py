@@ -14,6 +14,7 @@ Word lists for every language the checker reads are here, with the rest of the l
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Sequence
 from enum import StrEnum
 
@@ -149,11 +150,17 @@ def governed(
         stops = [at for mark in ";；" if (at := text.find(mark, end, last)) >= 0]
         stop = min(stops, default=last)
         after = bisect.bisect_left(figure_starts, end)
-        if after < len(figures) and figure_starts[after] < stop:
+        if after > 0 and figure_starts[after - 1] >= begin and _PARTICLE.fullmatch(text, figures[after - 1][1], start):
+            found.setdefault(figure_starts[after - 1], direction)  # "150ms로 가장 느리고": Korean says it after
+        elif after < len(figures) and figure_starts[after] < stop:
             found.setdefault(figure_starts[after], direction)
         elif after > 0 and figure_starts[after - 1] >= begin:
             found.setdefault(figure_starts[after - 1], direction)
     return found
+
+
+# What joins a figure to the superlative after it in Korean and Japanese: "150ms로 가장", "115msで最も".
+_PARTICLE = re.compile(r"\s*(?:으로|로|로서|이며|이고|で|と|が|の|)\s*")
 
 
 def resolved(direction: Direction, unit: Unit | None, key: str) -> Direction:

@@ -121,8 +121,8 @@ def unit_before(text: str) -> Unit | None:
     if not tail[-3:].isupper() and not any(sign in tail for sign in "$€£¥"):
         return None  # no currency sign and no code such as USD right before the figure
     match = _PREFIX.search(text)
-    if match is None:
-        return None
+    if match is None or (match.group(1) == "$" and text[: match.start()][-1:].isalpha()):
+        return None  # R$, C$, HK$: a dollar of its own, not the US one
     return UNITS[_WRITTEN.get(match.group(1).lower(), match.group(1).upper())]
 
 

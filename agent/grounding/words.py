@@ -29,6 +29,7 @@ from agent.grounding.language import (
     DOZEN_WORDS,
     FRACTION_COMPOUNDS,
     FRACTION_WORDS,
+    HALF_NOUNS,
     OF_WORDS,
     ONE_WORDS,
     SCALE_WORDS,
@@ -145,7 +146,7 @@ def _latin(text: str, begin: int, finish: int, language: str, taken: Sequence[tu
             used.add(before.first)
         elif at > 0 and tokens[at - 1].word.casefold() in ONE_WORDS:
             numerator, start = Decimal(1), tokens[at - 1].start
-        elif denominator == 2 and multiple is None:  # "half of them", "die Hälfte", "la moitié"
+        elif denominator == 2 and multiple is None and word in HALF_NOUNS:  # "half of them", "die Hälfte"
             numerator, start = Decimal(1), token.start
         else:
             continue

@@ -538,3 +538,134 @@ def test_figures_set_against_each_other_follow_their_names():
     assert ok(text.format("52.2%"), stores)
     caught(text.format("47.8%"), stores)  # Paris's share
     assert ok("Paris took 377 orders, 35 fewer than Berlin (412).", stores)
+
+
+def test_a_duration_is_the_time_between_two_moments():
+    flight = [
+        Source(
+            1,
+            "get_flight",
+            "f1",
+            1,
+            {"flight": "LH 718"},
+            {"flight": "LH 718", "departs": "2026-03-05T22:40:00", "arrives": "2026-03-06T06:10:00"},
+        )
+    ]
+    assert ok("LH 718 leaves at 22:40 and lands at 06:10 the next morning: 7 hours 30 minutes in the air.", flight)
+    assert ok("LH 718 braucht 7 Stunden 30 Minuten.", flight)
+    assert ok("LH 718 : 7 h 30 de vol.", flight)
+    assert ok("LH 718の所要時間は7時間30分です。", flight)
+    assert ok("LH 718 dura circa 7 ore e mezza, cioè 450 minuti.", flight)
+    caught("LH 718 leaves at 22:40 and lands at 06:10: 8 hours 30 minutes in the air.", flight)
+    caught("LH 718의 비행 시간은 7시간 20분입니다.", flight)
+    # Between two times the answer states and a result backs, or two days: "from 6 to 30 April, 24 days".
+    sprint = [Source(1, "get_sprint", "s1", 1, {"team": "web"}, {"starts": "2026-04-06", "ends": "2026-04-30"})]
+    assert ok("Le sprint web va du 6 au 30 avril 2026 : il reste 24 jours.", sprint)
+    caught("Le sprint web va du 6 au 30 avril 2026 : il reste 26 jours.", sprint)
+    # A rate over that duration, in its own units: 982 km in 9 h 30 is 103 km/h.
+    truck = {"departed": "2026-03-02T08:15:00", "eta": "2026-03-02T17:45:00", "distance_km": 982}
+    trip = [Source(1, "get_shipment", "t1", 1, {"id": "TRK-4471"}, truck)]
+    assert ok("TRK-4471 drives 982 km from 08:15 to 17:45, 9 hours 30 minutes: about 103 km/h.", trip)
+    caught("TRK-4471 drives 982 km from 08:15 to 17:45, 9 hours 30 minutes: about 113 km/h.", trip)
+
+
+def test_an_amount_times_a_rate_written_per_one():
+    rate = [Source(1, "get_fx_rate", "x1", 1, {"base": "USD", "quote": "EUR"}, {"rate": 0.922})]
+    question = "What is our 12,400 USD invoice in euros?"
+    for answer in (
+        "1 USD = 0.922 EUR today, so the 12,400 USD invoice is 11,432.80 EUR.",
+        "D'après get_fx_rate, 1 USD vaut 0,922 € : la facture de 12 400 USD fait 11 432,80 €.",
+        "Laut get_fx_rate entspricht 1 USD 0,922 €, die Rechnung über 12.400 USD also 11.432,80 €.",
+    ):
+        assert ok(answer, rate, question)
+    caught("1 USD = 0.922 EUR today, so the 12,400 USD invoice is 11,532.80 EUR.", rate, question)
+    won = [Source(1, "get_fx_rate", "x1", 1, {"base": "USD", "quote": "KRW"}, {"rate": 1385})]
+    assert ok("오늘 환율이 달러당 1,385원이라 구독료 1,800달러는 2,493,000원입니다.", won, "구독료 1,800달러는 원화로?")
+    caught("오늘 환율이 달러당 1,385원이라 구독료 1,800달러는 2,593,000원입니다.", won, "구독료 1,800달러는 원화로?")
+    yen = [Source(1, "get_fx_rate", "x1", 1, {"base": "USD", "quote": "JPY"}, {"rate": 149.5})]
+    assert ok("1ドル＝149.5円なので、3,200ドルは478,400円です。", yen, "3,200ドルは何円？")
+    assert not ok("R$ 3,00 por quilo.", [Source(1, "t", "t1", 1, {}, {"brl_per_kg": 3})]).count("USD")
+
+
+def test_korean_and_japanese_amounts_with_thousands_inside():
+    revenue = [Source(1, "get_revenue", "r1", 1, {"team": "서울"}, {"team": "서울", "revenue_krw": 5_720_000_000})]
+    assert ok("서울 팀의 매출은 57억 2천만 원입니다.", revenue)
+    caught("서울 팀의 매출은 57억 3천만 원입니다.", revenue)
+    budget = [Source(1, "get_budget", "b1", 1, {"dept": "大阪"}, {"dept": "大阪", "budget_jpy": 35_000_000})]
+    assert ok("大阪の予算は3千5百万円です。", budget)
+    caught("大阪の予算は3千6百万円です。", budget)
+
+
+def test_korean_says_the_superlative_after_its_figure():
+    zones = [
+        Source(n, "get_latency", f"l{n}", 1, {"zone": zone}, {"zone": zone, "p50_ms": ms})
+        for n, zone, ms in ((1, "2a", 125), (2, "2b", 130), (3, "2c", 150), (4, "2d", 115))
+    ]
+    assert ok("2c가 150ms로 가장 느리고 2d가 115ms로 가장 빠릅니다.", zones)
+    caught("2c가 115ms로 가장 느리고 2d가 150ms로 가장 빠릅니다.", zones)
+    assert ok("2dは115msで最も速いです。", zones)
+
+
+def test_the_day_of_the_week_a_date_is_given_must_be_its_own():
+    delivery = [Source(1, "get_delivery", "d1", 1, {"order": "A-17"}, {"order": "A-17", "eta": "2026-03-10"})]
+    for answer in (
+        "Die Lieferung A-17 kommt am Dienstag, den 10. März 2026.",
+        "A-17 arrives on Tuesday, March 10, 2026.",
+        "A-17 llega el martes 10 de marzo de 2026.",
+        "A-17预计2026年3月10日（星期二）送达。",
+        "A-17は2026年3月10日(火)に届きます。",
+    ):
+        assert ok(answer, delivery)
+    for answer in (
+        "Die Lieferung A-17 kommt am Montag, den 10. März 2026.",
+        "A-17 arrives on Wednesday, March 10, 2026.",
+        "A-17预计2026年3月10日（星期三）送达。",
+        "A-17은 2026년 3월 10일(목)에 도착합니다.",
+    ):
+        assert any("not the day of the week" in p for p in caught(answer, delivery)), answer
+
+
+def test_words_and_numbers_that_are_part_of_something_else():
+    # "in media" is "on average", not a half; "412 Go" is a unit nobody listed, not a name.
+    months = [{"month": f"2026-0{n}", "eur": eur} for n, eur in ((1, 200_000), (2, 220_100), (3, 221_000))]
+    sales = [Source(1, "get_sales", "s1", 1, {"site": "Torino"}, {"site": "Torino", "months": months})]
+    assert ok("Torino ha fatturato 641.100 € nel trimestre, in media 213.700 € al mese.", sales)
+    disk = [Source(1, "get_disk", "d1", 1, {"host": "db-02"}, {"host": "db-02", "used_gb": 412, "size_gb": 500})]
+    assert ok("db-02 utilise 412 Go sur 500 Go, soit 82,4 %. Il reste 88 Go.", disk)
+    caught("Le serveur Orion utilise 412 Go sur 500 Go.", disk)
+    # A number in a name the result gives ("Chargeur 65 W") is no figure, and no other item's 65.
+    items = [
+        {"item": "Câble USB-C", "stock": 14, "reorder_point": 50},
+        {"item": "Chargeur 65 W", "stock": 8, "reorder_point": 20},
+        {"item": "Clavier AZERTY", "stock": 65, "reorder_point": 30},
+        {"item": "Hub USB", "stock": 41, "reorder_point": 25},
+    ]
+    stock = [Source(1, "get_inventory", "i1", 1, {"warehouse": "Lille"}, {"warehouse": "Lille", "items": items})]
+    below = "Deux articles sont sous leur seuil : le câble USB-C (14 pour 50) et le chargeur 65 W (8 pour 20)."
+    assert ok(below, stock)
+    caught("3 articles sur 4 sont sous leur seuil à Lille.", stock)  # 2 are: no item's 20 / 4 rounds to it
+
+
+def test_a_total_after_a_list_and_a_count_next_to_the_items_it_counts():
+    regions = [
+        Source(n, "get_sales", f"s{n}", 1, {"region": region}, {"region": region, "sales_eur": sales})
+        for n, region, sales in ((1, "Norte", 1_840_000), (2, "Sur", 1_160_000))
+    ]
+    listed = "**Ventas**\n\n- **Norte:** 1.840.000 €\n- **Sur:** 1.160.000 €\n\nEntre las dos suman {} €."
+    assert ok(listed.format("3.000.000"), regions)
+    caught(listed.format("3.100.000"), regions)
+    shipments = [
+        {"id": "ENV-301", "status": "delayed", "delay_h": 6},
+        {"id": "ENV-305", "status": "delayed", "delay_h": 12},
+        {"id": "ENV-306", "status": "on_time", "delay_h": 0},
+        {"id": "ENV-307", "status": "delayed", "delay_h": 3},
+    ]
+    late = [Source(1, "list_shipments", "l1", 1, {"to": "Valencia"}, {"shipments": shipments})]
+    assert ok("De los 4 envíos, 3 van con retraso: ENV-301 (6 h), ENV-305 (12 h) y ENV-307 (3 h).", late)
+    caught("De los 4 envíos, 2 van con retraso.", late)
+    headcount = [
+        Source(1, "get_headcount", "h1", 1, {"team": "Sales"}, {"team": "Sales", "q1": 87, "q2": 81}),
+    ]
+    table = "| Team | Q1 | Q2 | Change |\n|---|---|---|---|\n| Sales | 87 | 81 | {} |"
+    assert ok(table.format("−6"), headcount)
+    caught(table.format("−5"), headcount)
