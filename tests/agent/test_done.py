@@ -49,6 +49,9 @@ def test_done_rules_write_no_item_from_grammar_words_or_german_nouns():
     for question in ("Wie ist das Wetter in Köln?", "¿Cuántos habitantes tiene Madrid?", "Could you check Paris?"):
         assert descriptions(plan_by_rules(question, WEATHER)) == [f"A tool result that answers “{question}”"]
     assert mentions(plan_by_rules("How much did Zephyr Labs spend and what did it buy?", WEATHER)) == [[]]
+    # "前年と比べて" compares with last year: neither the year nor the comparing is a thing to look up.
+    checklist = plan_by_rules("関西支社の今期売上は前年と比べてどう？", WEATHER)
+    assert [item.mentions for item in checklist.items if item.kind == "evidence"] == [[]]
 
 
 def test_done_rules_write_one_item_for_a_name_given_in_two_scripts():
