@@ -30,7 +30,7 @@ from agent.grounding.derivation import (
 )
 from agent.grounding.facts import Fact, SourceFacts, facts_of, returned
 from agent.grounding.figures import Figure, Reading, plain
-from agent.grounding.language import DECREASE, EXCHANGE
+from agent.grounding.language import EXCHANGE, says_decrease
 from agent.grounding.mention import Known, Mention
 from agent.grounding.records import owners, records_of
 from agent.grounding.structure import BlockKind, Layout
@@ -197,7 +197,7 @@ class Backing:
             return
         start, end = mention.span
         near = self.masked[max(start, mention.start - 40) : min(end, mention.end + 12)]
-        if DECREASE.search(near):
+        if says_decrease(near):
             mention.grounded, mention.contradicts = None, f"rose ({fact.key}: {plain(fact.returned)})"
 
     def _peer_span(self, tool: str, key: str) -> tuple[Decimal, Decimal] | None:
@@ -335,7 +335,7 @@ class Backing:
         closest = sorted(around, key=lambda other: abs(other.start - mention.start))[:MAX_OPERANDS]
         nearest = sorted(closest, key=lambda other: other.start)  # in reading order, as the formula is written
         written = [operand for other in nearest if (operand := other.operand) is not None]
-        decrease = bool(DECREASE.search(mention.clause))
+        decrease = says_decrease(mention.clause)
         exchange = bool(EXCHANGE.search(self.masked[max(0, mention.start - 120) : mention.end + 40]))
         derivation = (
             find_derivation(figure, written, decrease=decrease, exchange=exchange) if len(written) > 1 else None
@@ -466,7 +466,7 @@ def _value_operand(source: Source, fact: Fact) -> Operand:
 def _signed(figure: Figure, clause: str) -> Figure:
     """ "Fell 3.2 %", "down €12,000": a figure its words say went down may stand for a negative value
     (`growth_pct: -3.2`). Tried after the figure as written; "grew 3.2 %" never matches -3.2."""
-    if figure.value <= 0 or not DECREASE.search(clause):
+    if figure.value <= 0 or not says_decrease(clause):
         return figure
     negatives = tuple(r._replace(value=-r.value) for r in figure.readings)
     return figure._replace(readings=(*figure.readings, *negatives))

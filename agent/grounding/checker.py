@@ -30,11 +30,12 @@ from agent.grounding.backing import Backing
 from agent.grounding.citations import Cite, read_citations
 from agent.grounding.dates import WrittenDate, read_dates
 from agent.grounding.entities import known_names, unknown_names
-from agent.grounding.facts import facts_of, inputs_of, read_inputs
+from agent.grounding.facts import facts_of, inputs_of, read_inputs, returned
 from agent.grounding.figures import Figure, decimal_mark, normalise_digits, read_figures
 from agent.grounding.language import long_scale, number_word_languages
 from agent.grounding.mention import Mention, known
 from agent.grounding.names import aliases_in, identities, identity_of, returned_identities
+from agent.grounding.records import records_of
 from agent.grounding.structure import Block, BlockKind, Layout, blanked, clause_at, clauses, layout, mask
 from agent.grounding.tables import cell_figures
 from agent.grounding.verdict import Grounding, SentenceCheck
@@ -53,6 +54,8 @@ def prepare(source: Source) -> None:
     identity_of(source)
     read_inputs(source)
     _said(source)
+    records_of(source)  # the items of its lists, by what each is about
+    returned(source, 0)
 
 
 def check(answer: str, sources: Sequence[Source], question: str, *, today: date | None = None) -> Grounding:

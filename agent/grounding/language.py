@@ -114,6 +114,14 @@ DECREASE = re.compile(
     r"|下降|减少|降低|下跌|下滑|减|降|低|少|減少|低下|下落|減|下回|감소|하락|줄",
     re.IGNORECASE,
 )
+
+
+@lru_cache(maxsize=1024)
+def says_decrease(text: str) -> bool:
+    """Do these words say something went down? (Read once per clause: each of its figures asks.)"""
+    return DECREASE.search(text) is not None
+
+
 # A rate of exchange: an amount in one currency times a bare rate may be an amount in another.
 EXCHANGE = re.compile(
     r"\b(?:exchange|fx|rate|rates|kurs|wechselkurs|umgerechnet|taux|change|cambio|câmbio|tasa|tipo de cambio"
