@@ -57,15 +57,20 @@ class Names:
         self.anywhere = frozenset(number for _, _, number in self._spans)
 
     def within(self, start: int, end: int) -> list[int]:
-        """The results named inside `[start, end)`, in the order the text names them (each once)."""
+        """The results named inside `[start, end)`, in the order the text names them (each once). A name that
+        several results share says less than one that tells them apart: "the webshop in Q1" is about Q1's
+        result, not about every result of the webshop."""
         at = bisect_left(self._starts, start)
-        found: list[int] = []
+        groups: dict[tuple[int, int], set[int]] = {}
         while at < len(self._spans) and self._spans[at][0] < end:
-            number = self._spans[at][2]
-            if self._spans[at][1] <= end and number not in found:
-                found.append(number)
+            first, last, number = self._spans[at]
+            if last <= end:
+                groups.setdefault((first, last), set()).add(number)
             at += 1
-        return found
+        if len(groups) > 1:
+            sets = list(groups.values())
+            groups = {span: named for span, named in groups.items() if not any(other < named for other in sets)}
+        return list(dict.fromkeys(number for span in sorted(groups) for number in sorted(groups[span])))
 
     def spans_within(self, start: int, end: int) -> list[tuple[int, int, int]]:
         """The names inside `[start, end)`: (start, end, result number), in order."""

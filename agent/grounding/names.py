@@ -271,11 +271,17 @@ def _named_fields(data: Any, depth: int) -> Iterator[str]:
             yield from _named_fields(item, depth + 1)
 
 
+_QUARTER = re.compile(r"\d{4}[-_ ]?(Q[1-4])", re.IGNORECASE)
+
+
 def names_in(value: Any) -> Iterator[str]:
     if isinstance(value, str):
         text = value.strip()
         if 2 <= len(text) <= MAX_CARRIED_CHARS and not _NOT_A_NAME.match(text) and any(c.isalpha() for c in text):
             yield text
+            quarter = _QUARTER.fullmatch(text)
+            if quarter:  # "2025-Q4" is what an answer calls "Q4"
+                yield quarter.group(1)
     elif isinstance(value, list):
         for item in value[:MAX_LISTED]:
             if isinstance(item, str):

@@ -669,3 +669,15 @@ def test_a_total_after_a_list_and_a_count_next_to_the_items_it_counts():
     table = "| Team | Q1 | Q2 | Change |\n|---|---|---|---|\n| Sales | 87 | 81 | {} |"
     assert ok(table.format("−6"), headcount)
     caught(table.format("−5"), headcount)
+
+
+def test_a_name_that_tells_results_apart_outweighs_one_they_share():
+    quarters = [
+        Source(n, "get_revenue", f"r{n}", 1, {"channel": "webshop", "quarter": q}, {"quarter": q, "revenue_eur": eur})
+        for n, q, eur in ((1, "2025-Q4", 2_400_000), (2, "2026-Q1", 2_280_000))
+    ]
+    question = "How did the webshop do in Q1 against Q4?"
+    assert ok("In Q1 the webshop made €2,280,000, against €2,400,000 in Q4.", quarters, question)
+    assert ok("De webshop zette in Q1 € 2.280.000 om, tegen € 2.400.000 in Q4.", quarters, question)
+    caught("In Q1 the webshop made €2,400,000.", quarters, question)
+    caught("The webshop made €2,280,000 in Q4.", quarters, question)
