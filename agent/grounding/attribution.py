@@ -21,7 +21,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from agent.grounding.language import RESPECTIVELY, VERSUS
-from agent.grounding.names import NameIndex, fold, has_cjk
+from agent.grounding.names import NameIndex, fold, has_cjk, is_currency_code
 from agent.grounding.structure import clause_at
 from agent.source import Source
 
@@ -46,6 +46,8 @@ class Names:
         spans: list[tuple[int, int, int]] = []
         for number, names in identities.items():
             for name in names:
+                if is_currency_code(name):
+                    continue  # "NOK 184,500": the unit of a figure, not what it is about
                 for form in (name, *aliases.get(fold(name), ())):
                     spans.extend(
                         (start, end, number)

@@ -10,7 +10,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cache, cached_property, lru_cache
 from typing import Any
 
 from anyascii import anyascii
@@ -269,6 +269,18 @@ def _named_fields(data: Any, depth: int) -> Iterator[str]:
     elif isinstance(data, list):
         for item in data[:MAX_LISTED]:
             yield from _named_fields(item, depth + 1)
+
+
+def is_currency_code(name: str) -> bool:
+    """ "NOK", "USD": an ISO 4217 code, as a call's `base` or a result's `currency` gives it."""
+    return len(name) == 3 and name.isupper() and name in _currency_codes()
+
+
+@cache
+def _currency_codes() -> frozenset[str]:
+    from babel.numbers import list_currencies
+
+    return frozenset(list_currencies())
 
 
 _QUARTER = re.compile(r"\d{4}[-_ ]?(Q[1-4])", re.IGNORECASE)

@@ -681,3 +681,10 @@ def test_a_name_that_tells_results_apart_outweighs_one_they_share():
     assert ok("De webshop zette in Q1 € 2.280.000 om, tegen € 2.400.000 in Q4.", quarters, question)
     caught("In Q1 the webshop made €2,400,000.", quarters, question)
     caught("The webshop made €2,280,000 in Q4.", quarters, question)
+    # A currency code a call was given ("base": "NOK") is a figure's unit, not what the figure is about.
+    invoices = {"customer": "Halvorsen AS", "currency": "NOK", "open_amount": 184_500, "invoices": 3}
+    fx = [
+        Source(1, "get_open_invoices", "i1", 1, {"customer": "Halvorsen AS"}, invoices),
+        Source(2, "get_fx_rate", "x2", 2, {"base": "NOK", "quote": "USD"}, {"base": "NOK", "rate": 0.0932}),
+    ]
+    assert ok("Halvorsen AS has 3 open invoices totalling NOK 184,500, about $17,195 at 0.0932 USD per NOK.", fx)
