@@ -120,6 +120,10 @@ def _candidates(
             total = values[0] + values[1] + values[2]
             yield f"{plain(total)} = {names}", trio, total
             yield f"{plain(total / 3)} = ({names}) / 3", trio, total / 3
+            for at, whole in enumerate(trio):  # "30 budgeted, 21.5 spent, 4 committed: 4.5 left"
+                parts = [op for op in trio if op is not whole]
+                rest = values[at] - (total - values[at])
+                yield f"{plain(rest)} = {whole.text} − {parts[0].text} − {parts[1].text}", trio, rest
         if reading.unit is None or _unit_of_product(reading.unit, *(op.unit for op in trio)):
             product = values[0] * values[1] * values[2]
             yield f"{plain(product)} = {' × '.join(op.text for op in trio)}", trio, product

@@ -59,8 +59,12 @@ _STEMS: tuple[tuple[str, Direction], ...] = (
     *(("duurst", _L), ("niedrigst", _S), ("kleinst", _S), ("wenigst", _S), ("kältest", _S), ("günstigst", _S)),
     *(("billigst", _S), ("laagst", _S), ("minst", _S), ("koudst", _S), ("goedkoopst", _S), ("langsamst", _SLOW)),
     *(("traagst", _SLOW), ("langzaamst", _SLOW), ("schnellst", _FAST), ("snelst", _FAST), ("best", _E)),
-    *(("schlechtest", _E), ("slechtst", _E), ("meilleur", _E)),
+    *(("schlechtest", _E), ("slechtst", _E), ("meilleur", _E), ("stärkst", _L), ("schwächst", _S)),
 )
+# German and Dutch join them to a noun: "die umsatzstärkste Filiale", "der kostengünstigste Tarif".
+_COMPOUND_ENDS = ("ste", "sten", "ster", "stes", "stem")
+_UNIT_TOO = frozenset(("min", "max"))
+_UNIT_BEFORE = re.compile(r"\d\s?$")
 _STEM_HEADS = frozenset(stem[:3] for stem, _ in _STEMS)
 # "le plus chaud", "más alta", "più lento", "mais rápido", "the most": a word, then how the next one starts.
 _ADJECTIVES: tuple[tuple[str, Direction], ...] = (
@@ -107,8 +111,12 @@ def superlatives(text: str) -> list[tuple[int, int, Direction]]:
     for at, (start, word) in enumerate(words):
         following = words[at + 1][1] if at + 1 < len(words) else ""
         direction = _WORDS.get(word)
+        if direction is not None and word in _UNIT_TOO and _UNIT_BEFORE.search(text, max(0, start - 2), start):
+            continue  # "12 min", "3 max": a unit after a figure
         if direction is None and word[:3] in _STEM_HEADS:
             direction = next((d for stem, d in _STEMS if word.startswith(stem)), None)
+        if direction is None and len(word) > 9 and word.endswith(_COMPOUND_ENDS):
+            direction = next((d for stem, d in _STEMS if len(stem) > 5 and stem in word), None)
         end = start + len(word)
         if direction is None and word in _PAIRS and following:
             if word in _ARTICLED and (at == 0 or words[at - 1][1] not in _ARTICLES):

@@ -23,6 +23,7 @@ class Family(StrEnum):
     MASS = "mass"
     PERCENT = "percent"
     CURRENCY = "currency"
+    DATA = "data"
 
 
 @dataclass(frozen=True)
@@ -56,8 +57,10 @@ UNITS: dict[str, Unit] = {
     # "°" is a temperature whose scale the text does not say ("28°", "12 degrees warmer"): never converted.
     **_units(Family.TEMPERATURE, {"°": "1", "°C": "1", "°F": "1", "K": "1"}),
     **_units(Family.DURATION, {"ms": "0.001", "s": "1", "min": "60", "h": "3600", "d": "86400"}),
-    **_units(Family.LENGTH, {"mm": "0.001", "cm": "0.01", "m": "1", "km": "1000"}),
-    **_units(Family.MASS, {"mg": "0.001", "g": "1", "kg": "1000", "t": "1000000"}),
+    **_units(Family.LENGTH, {"mm": "0.001", "cm": "0.01", "m": "1", "km": "1000", "ft": "0.3048", "mi": "1609.344"}),
+    **_units(Family.MASS, {"mg": "0.001", "g": "1", "kg": "1000", "t": "1000000", "oz": "28.349523125"}),
+    **_units(Family.MASS, {"lb": "453.59237"}),
+    **_units(Family.DATA, {"KB": "1000", "MB": "1000000", "GB": "1000000000", "TB": "1000000000000"}),
     **_units(Family.PERCENT, {"%": "1"}),
     # Currencies are never converted into each other (rates change); each is its own unit of one family.
     **{code: Unit(code, Family.CURRENCY, Decimal(1)) for code in ("USD", "EUR", "CNY", "JPY", "GBP", "CHF", "KRW")},
@@ -89,7 +92,9 @@ _PREFIX = re.compile(r"(US\$|\$|€|£|¥|USD|EUR|GBP|CHF|CNY|JPY|RMB)\s?$")
 _KEY_UNITS: dict[str, str] = {
     "c": "°C", "celsius": "°C", "f": "°F", "fahrenheit": "°F", "ms": "ms", "millis": "ms", "s": "s",
     "sec": "s", "secs": "s", "seconds": "s", "min": "min", "minutes": "min", "h": "h", "hours": "h",
-    "days": "d", "mm": "mm", "cm": "cm", "km": "km", "meters": "m", "metres": "m", "kg": "kg",
+    "days": "d", "mm": "mm", "cm": "cm", "km": "km", "meters": "m", "metres": "m", "kg": "kg", "mi": "mi",
+    "miles": "mi", "ft": "ft", "feet": "ft", "lb": "lb", "lbs": "lb", "oz": "oz", "kb": "KB", "mb": "MB",
+    "gb": "GB", "tb": "TB",
     "grams": "g", "pct": "%", "percent": "%", "percentage": "%", "usd": "USD", "eur": "EUR",
     "cny": "CNY", "rmb": "CNY", "jpy": "JPY", "gbp": "GBP", "chf": "CHF", "krw": "KRW",
 }  # fmt: skip

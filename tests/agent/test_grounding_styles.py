@@ -688,3 +688,29 @@ def test_a_name_that_tells_results_apart_outweighs_one_they_share():
         Source(2, "get_fx_rate", "x2", 2, {"base": "NOK", "quote": "USD"}, {"base": "NOK", "rate": 0.0932}),
     ]
     assert ok("Halvorsen AS has 3 open invoices totalling NOK 184,500, about $17,195 at 0.0932 USD per NOK.", fx)
+
+
+def test_imperial_and_data_units_convert_and_three_figure_differences():
+    route = {"route": "A", "distance_km": 20, "weight_kg": 1.5, "disk_used_mb": 2048, "duration_min": 340}
+    routes = [Source(1, "get_route", "r1", 1, {"route": "A"}, route)]
+    for answer in ("Route A is 12.4 miles long.", "The parcel weighs 3.3 lb.", "Disk use is about 2 GB.",
+                   "It takes 340 minutes, about 5.7 hours."):  # fmt: skip
+        assert ok(answer, routes)
+    for answer in ("Route A is 13.4 miles long.", "The parcel weighs 3.6 lb.", "Disk use is about 3 GB."):
+        caught(answer, routes)
+    budget = {"team": "web", "budget_keur": 30, "spent_keur": 21.5, "committed_keur": 4}
+    budgets = [Source(1, "get_budget", "b1", 1, {"team": "web"}, budget)]
+    text = "Web hat 30 k€ Budget, 21,5 k€ ausgegeben und 4 k€ gebunden: {} k€ sind noch frei."
+    assert ok(text.format("4,5"), budgets)
+    caught(text.format("5,5"), budgets)
+
+
+def test_german_compound_superlatives_and_min_as_a_unit():
+    branches = [
+        Source(n, "get_branch", f"b{n}", 1, {"branch": city}, {"branch": city, "revenue_eur": eur, "wait_min": wait})
+        for n, city, eur, wait in ((1, "Köln", 812_000, 12), (2, "Bonn", 455_000, 7), (3, "Essen", 630_000, 9))
+    ]
+    assert ok("Die umsatzstärkste Filiale ist Köln mit 812.000 €.", branches)
+    caught("Die umsatzstärkste Filiale ist Essen mit 630.000 €.", branches)
+    caught("Die umsatzschwächste Filiale ist Essen mit 630.000 €.", branches)
+    assert ok("In Essen wartet man 9 min, in Bonn 7 min.", branches)
