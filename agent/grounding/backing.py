@@ -16,7 +16,14 @@ from decimal import Decimal
 
 from agent.grounding.attribution import Names, choose
 from agent.grounding.citations import Citations
-from agent.grounding.dates import WrittenDate, minutes_between, quarter_of, said_weekday, weekday_of
+from agent.grounding.dates import (
+    WrittenDate,
+    minutes_between,
+    quarter_of,
+    said_weekday,
+    split_moment,
+    weekday_of,
+)
 from agent.grounding.derivation import (
     MAX_OPERANDS,
     Aggregate,
@@ -30,7 +37,7 @@ from agent.grounding.derivation import (
 )
 from agent.grounding.facts import Fact, SourceFacts, facts_of, returned
 from agent.grounding.figures import Figure, Reading, plain
-from agent.grounding.language import EXCHANGE, says_decrease
+from agent.grounding.language import EXCHANGE, FALL, FROM, RISE, says_decrease
 from agent.grounding.mention import Known, Mention
 from agent.grounding.records import owners, records_of
 from agent.grounding.structure import BlockKind, Layout
@@ -256,9 +263,17 @@ class Backing:
             for stated in facts_of(source).dates:
                 if written.matches(stated):
                     self._bind(mention, source, GroundingRule.DATE, f"{written.text} ← {stated.text}", None)
-                    day = weekday_of(written, stated) if said is not None else None
-                    if day is not None and day != said:
-                        mention.grounded, mention.weekday = None, calendar.day_name[day]
+                    self._check_weekday(mention, said, written, stated)
+                    return
+        split = split_moment(written)
+        if split is not None:
+            day, time = split
+            for source in mention.rests_on:
+                dates = facts_of(source).dates
+                days = [d for d in dates if day.matches(d)]
+                if days and any(time.matches(d) for d in dates):  # {"date": …, "time": "21:30"}
+                    self._bind(mention, source, GroundingRule.DATE, f"{written.text} ← its date and its time", None)
+                    self._check_weekday(mention, said, day, days[0])
                     return
         quarter = quarter_of(written)
         if quarter is not None:  # {"year": 2026, "quarter": 3}: a quarter a result gives as numbers
@@ -275,6 +290,13 @@ class Backing:
                     figure=written.text, rule=GroundingRule.QUESTION, how=how, sources=[]
                 )
                 return
+
+    @staticmethod
+    def _check_weekday(mention: Mention, said: int | None, written: WrittenDate, stated: WrittenDate) -> None:
+        """ "Montag, den 10. März 2026" where 10 March 2026 is a Tuesday: the date is right, its day is not."""
+        day = weekday_of(written, stated) if said is not None else None
+        if day is not None and day != said:
+            mention.grounded, mention.weekday = None, calendar.day_name[day]
 
     def _bind(
         self, mention: Mention, source: Source, rule: GroundingRule, how: str, backing: tuple[Reading, Fact] | None
@@ -337,10 +359,10 @@ class Backing:
         written = [operand for other in nearest if (operand := other.operand) is not None]
         decrease = says_decrease(mention.clause)
         exchange = bool(EXCHANGE.search(self.masked[max(0, mention.start - 120) : mention.end + 40]))
-        derivation = (
-            find_derivation(figure, written, decrease=decrease, exchange=exchange) if len(written) > 1 else None
-        )
+        derivation = find_derivation(figure, written, decrease=decrease, exchange=exchange) if written else None
         own = self._own_tag(mention)
+        if derivation is not None and self._against_its_words(mention, derivation, nearest):
+            derivation = None
         if derivation is not None and not _uses(derivation, own):
             derivation = None  # "Berlin accounts for 47.8 %" is Paris's 377 / 789: not Berlin's share
         # "50 of the 200 are open": 200 − 150, where the result says 150 resolved — one of the answer's figures
@@ -417,6 +439,22 @@ class Backing:
                     mention.derived_operand = Operand(figure.text, (figure.value,), unit, False, used, None)
                     return True
         return False
+
+    def _against_its_words(self, mention: Mention, derivation: Derivation, nearest: Sequence[Mention]) -> bool:
+        """ "From 134 to 128, up 6": a change its words say rose (or fell) is never the difference of a fall (or
+        of a rise) between two figures written from one to the other."""
+        operands = derivation.operands
+        if len(operands) != 2 or " − " not in derivation.formula or any(op.percent for op in operands):
+            return False
+        at = {m.text: m.start for m in reversed(nearest)}
+        if any(op.text not in at for op in operands):
+            return False
+        first, second = sorted(operands, key=lambda op: at[op.text])
+        if not FROM.search(self.masked, max(0, at[first.text] - 24), at[first.text]):
+            return False
+        said = self.masked[at[first.text] : max(mention.span[1], mention.end)]  # "von 134 auf 128 gestiegen, um 6"
+        up, down = bool(RISE.search(said)), bool(FALL.search(said))
+        return up != down and (second.values[0] > first.values[0]) != up
 
     def _own_tag(self, mention: Mention) -> str | None:
         """The tag of the one result a figure's clause names, if it names exactly one."""

@@ -356,7 +356,8 @@ def _date_readings(match: re.Match[str], order: str) -> tuple[tuple, ...]:
     if groups.get("month"):
         written = groups["month"]
         month = _month_names().get(written.casefold().rstrip("."))
-        if month is None or (written.casefold() in _abbreviations() and not written[0].isupper()):
+        day_first = day is not None and match.start("day") < match.start("month")  # "3 mai", never "may 3 people"
+        if month is None or (written.casefold() in _abbreviations() and not written[0].isupper() and not day_first):
             return ()
         months = [(month, day)]
     elif order == "dmy?":
@@ -477,3 +478,13 @@ def weekday_of(written: WrittenDate, stated: WrittenDate) -> int | None:
                 if moment is not None:
                     return moment.weekday()
     return None
+
+
+def split_moment(written: WrittenDate) -> tuple[WrittenDate, WrittenDate] | None:
+    """A date with its time as two ("15 de mayo a las 21:30" → 15 May, 21:30), for results that give them in
+    two fields; None when it is not both."""
+    if not all(r[2] is not None and r[3] is not None for r in written.readings):
+        return None
+    day = tuple(dict.fromkeys((y, m, d, None, None) for y, m, d, _, _ in written.readings))
+    time = tuple(dict.fromkeys((None, None, None, h, mi) for _, _, _, h, mi in written.readings))
+    return replace(written, readings=day), replace(written, readings=time)

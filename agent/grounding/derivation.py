@@ -101,6 +101,11 @@ def _candidates(
     target: Figure, reading: Reading, pool: Sequence[Operand], decrease: bool, exchange: bool, trios: bool
 ) -> Iterator[tuple[str, tuple[Operand, ...], Decimal]]:
     percent = target.percent and reading.unit is not None  # the figure read as a percentage, not a fraction
+    if reading.unit is not None and not percent:  # "your 21,5 kg suitcase is about 47,4 lb"
+        for a in pool:
+            converted = convert(a.values[0], a.unit, reading.unit) if a.unit not in (None, reading.unit) else None
+            if converted is not None:
+                yield f"{plain(converted)} = {a.text} in {reading.unit.code}", (a,), converted
     for a, b in itertools.combinations(pool, 2):
         for x, y in itertools.product(a.values, b.values):
             yield from _symmetric(reading, percent, a, b, x, y, exchange, trios)
@@ -246,9 +251,44 @@ def aggregates_of(data: Any) -> tuple[Aggregate, ...]:
                 fields.setdefault(str(key), []).append(value)
         for key, values in fields.items():
             found.extend(_field_aggregates(name or "the list", key, values, len(items)))
+        found.extend(_sums_by_state(name or "the list", items[:MAX_ITEMS], fields))
         if len(found) > MAX_AGGREGATES:
             break
     return tuple(found[:MAX_AGGREGATES])
+
+
+def _sums_by_state(name: str, items: list[dict[str, Any]], fields: dict[str, list[Any]]) -> Iterator[Aggregate]:
+    """ "The 4 completed orders came to 779 元", "net of the cancelled one, 459,60 €": an amount summed over the
+    items in one state, or over all but those. Only amounts (a unit, or cents): a count summed over a subset
+    matches too many figures by chance."""
+    states = [key for key, values in fields.items() if _is_state(values)]
+    amounts = [
+        key
+        for key, values in fields.items()
+        if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
+        and len(values) == len(items)
+        and (unit_of_key(key)[0] is not None or any(isinstance(v, float) and v != int(v) for v in values))
+    ]
+    for state in states[:2]:
+        for value in {str(item.get(state)).strip() for item in items}:
+            inside = [item for item in items if str(item.get(state)).strip() == value]
+            if len(inside) in (0, len(items)):
+                continue
+            for key in amounts[:4]:
+                unit = unit_of_key(key)[0]
+                total = sum((_decimal_of(item[key]) for item in inside), Decimal(0))
+                rest = sum((_decimal_of(item[key]) for item in items), Decimal(0)) - total
+                yield Aggregate(total, unit, f"the sum of {key} over the {name} whose {state} is {value}")
+                yield Aggregate(rest, unit, f"the sum of {key} over the {name} whose {state} is not {value}")
+
+
+def _is_state(values: list[Any]) -> bool:
+    texts = [v.strip().casefold() for v in values if isinstance(v, str)]
+    return len(texts) == len(values) and len(set(texts)) < len(texts) and len(set(texts)) <= MAX_DISTINCT
+
+
+def _decimal_of(value: int | float) -> Decimal:
+    return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
 
 
 def extremes_of(data: Any) -> dict[str, tuple[Decimal, Decimal]]:

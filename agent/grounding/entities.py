@@ -25,6 +25,7 @@ _CAPITALISED = re.compile(
     rf"(?<![\w&'’.-])(?:[A-ZÀ-ÖØ-Þ]{_LATIN}*)(?:[ \t]+(?:[A-ZÀ-ÖØ-Þ&]{_LATIN}*|of|de|von|van|der|la|le|du))*"
     rf"(?:[ \t]+[A-ZÀ-ÖØ-Þ]{_LATIN}*)?"
 )
+_ELIDED = re.compile(r"^(?:[LlDdJjSsNnCcMmTt]|[Dd]ell|[Aa]ll|[Nn]ell|[Ss]ull|[Dd]all|[Qq]u|[Ll]orsqu)['’](?=\w)")
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]{3,12}")
 _OPENING = re.compile(r"^[\s\-*+>#•·\d.)、:：]*$")  # what may stand before a sentence's first word
 _LABEL_END = re.compile(r"[*_]*\s*[:：]")
@@ -80,7 +81,7 @@ def _trimmed(words: str) -> str:
         parts.pop(0)
     while parts and parts[-1].casefold() in ("of", "de", "von", "van", "der", "la", "le", "du"):
         parts.pop()
-    name = " ".join(parts)
+    name = _ELIDED.sub("", " ".join(parts))  # "L'Hotel Navigli", "dell'Azienda": the article is no part of it
     for suffix in ("'s", "’s", "s'", "s’"):
         if name.endswith(suffix) and len(name) > len(suffix) + 1:
             name = name[: -len(suffix) + (1 if suffix.startswith("s") else 0)]

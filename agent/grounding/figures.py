@@ -214,10 +214,13 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
         figures += [_digit_fraction(match, text) for match in _DIGIT_FRACTION.finditer(text)]
     taken = [(f.start, f.end) for f in figures]
     rate_per: Unit | None = None
+    read_to = 0
     for match in _NUMBER.finditer(text):
         end = match.end()
         if taken and any(start <= match.start() < stop for start, stop in taken):
             continue
+        if match.start() < read_to:
+            continue  # the "1" of "0,918 € pour 1 USD": part of the figure before
         following = text[end : end + 3]
         if following[:1] in (".", ",") and following[1:2].isdigit():
             continue  # 1.2.3, 10.0.0.1: a version or an address
@@ -271,9 +274,11 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
                 per=per,
             )
         )
+        read_to = end
     return _joined_durations(sorted(figures, key=lambda f: f.start), text)
 
 
+_ONE = re.compile(r"1\s?(?=[^\d\s.,])")
 _PER_BEFORE = re.compile(r"([^\W\d_]{1,3})당\s*$")  # "달러당 1,385원": per dollar
 
 
@@ -328,10 +333,13 @@ def _per(text: str, end: int) -> tuple[Unit | None, int]:
     joint = PER.match(text, end)
     if joint is None:
         return None, end
-    unit, used = unit_after(text[joint.end() : joint.end() + 24])
-    if unit is None or _glued_letters(text, joint.end(), used):
+    after = joint.end()
+    one = _ONE.match(text, after)  # "0,918 € pour 1 USD"
+    after = one.end() if one else after
+    unit, used = unit_after(text[after : after + 24])
+    if unit is None or _glued_letters(text, after, used):
         return None, end
-    return unit, joint.end() + used
+    return unit, after + used
 
 
 def word_figure(

@@ -122,6 +122,23 @@ def says_decrease(text: str) -> bool:
     return DECREASE.search(text) is not None
 
 
+# Verbs of a change over time (not comparatives: "warmer than" sets two things side by side), up and down, and
+# the "from" of "from 134 to 128": with them, a difference has a direction its words must agree with.
+RISE = re.compile(
+    r"\b(?:up|rose|risen|grew|grown|increased|went up|gained|gestiegen|stieg|zugenommen|erhöht|augment[ée]\w*"
+    r"|hausse|aument[óo]\w*|subi[óo]|cresci\w*|salit\w*|subiu|gestegen|toegenomen|verhoogd)\b"
+    r"|提高|增加|上升|增长|上涨|上昇|増加|増え|上が|증가|상승|늘었|올랐",
+    re.IGNORECASE,
+)
+FALL = re.compile(
+    r"\b(?:down|fell|fallen|dropped|declined|decreased|went down|lost|gesunken|sank|gefallen|abgenommen|baiss[ée]\w*"
+    r"|diminu[ée]\w*|dismin\w*|baj[óo]|cay[óo]|cal[aoi]\w*|sces[aoi]|caiu|desceu|gedaald|gezakt|afgenomen)\b"
+    r"|下降|减少|下跌|下滑|降低|低下|減少|減っ|下が|감소|하락|줄었|떨어",
+    re.IGNORECASE,
+)
+FROM = re.compile(r"(?:\b(?:from|von|de|desde|da|dal|dai|van|depuis)\b|从|從|由|から|에서)[^\d]{0,10}$", re.IGNORECASE)
+
+
 # A rate of exchange: an amount in one currency times a bare rate may be an amount in another.
 EXCHANGE = re.compile(
     r"\b(?:exchange|fx|rate|rates|kurs|wechselkurs|umgerechnet|taux|change|cambio|câmbio|tasa|tipo de cambio"
@@ -291,7 +308,9 @@ UNIT_WORDS: dict[str, str] = {
     "ore": "h", "ora": "h", "uur": "h", "uren": "h", "시간": "h",
     "days": "d", "day": "d", "tage": "d", "tagen": "d", "tag": "d", "jours": "d", "jour": "d", "días": "d",
     "día": "d", "天": "d", "日間": "d", "giorni": "d", "giorno": "d", "dias": "d", "dia": "d", "dagen": "d",
-    "dag": "d", "일간": "d",
+    "dag": "d", "일간": "d", "nights": "d", "night": "d", "nächte": "d", "nacht": "d", "nuits": "d", "nuit": "d",
+    "noches": "d", "noche": "d", "notti": "d", "notte": "d", "noites": "d", "noite": "d", "nachten": "d", "泊": "d",
+    "박": "d", "晚": "d",
     "mm": "mm", "cm": "cm", "m": "m", "meters": "m", "metres": "m", "meter": "m", "mètres": "m", "metros": "m",
     "米": "m", "km": "km", "kilometers": "km", "kilometres": "km", "kilometer": "km", "公里": "km", "キロ": "km",
     "miles": "mi", "mile": "mi", "mi": "mi", "meilen": "mi", "milles": "mi", "millas": "mi", "miglia": "mi",
@@ -312,7 +331,7 @@ UNIT_WORDS: dict[str, str] = {
     "krw": "KRW", "원": "KRW", "won": "KRW", "달러": "USD", "유로": "EUR", "위안": "CNY",
 }  # fmt: skip
 # "1.0832 USD per EUR", "12 € pro Stück": the unit a rate is counted per.
-PER = re.compile(r"\s*(?:per|pro|je|par|por|each|/)\s*", re.IGNORECASE)
+PER = re.compile(r"\s*(?:per|pro|je|par|pour|por|each|a|à|al|la|an|a la|/)\s+|\s*/\s*", re.IGNORECASE)
 
 # --- dates -------------------------------------------------------------------------------------------------
 

@@ -714,3 +714,74 @@ def test_german_compound_superlatives_and_min_as_a_unit():
     caught("Die umsatzstärkste Filiale ist Essen mit 630.000 €.", branches)
     caught("Die umsatzschwächste Filiale ist Essen mit 630.000 €.", branches)
     assert ok("In Essen wartet man 9 min, in Bonn 7 min.", branches)
+
+
+def test_a_change_said_to_rise_or_fall_goes_that_way():
+    scores = [
+        Source(1, "get_score", "s1", 1, {"exam": "spring"}, {"exam": "spring", "math": 128}),
+        Source(2, "get_score", "s2", 1, {"exam": "autumn"}, {"exam": "autumn", "math": 134}),
+    ]
+    for answer in (
+        "数学从上次的134分变成了这次的128分，下降了6分。",
+        "Math went from 134 to 128, down 6 points.",
+        "Die Punkte sind von 134 auf 128 gesunken, um 6.",
+        "Math: 134 before, 128 now, 6 points lower.",
+    ):
+        assert ok(answer, scores)
+    for answer in (
+        "数学从上次的134分变成了这次的128分，提高了6分。",
+        "Math went from 134 to 128, up 6 points.",
+        "Die Punkte sind von 134 auf 128 gestiegen, um 6.",
+        "De 128 à 134 : en baisse de 6 points.",
+    ):
+        caught(answer, scores)
+
+
+def test_the_askers_own_figure_converted_and_rates_per_night_or_per_one():
+    bags = [Source(1, "get_bags", "b1", 1, {"flight": "DL 161"}, {"flight": "DL 161", "max_weight_lb": 50})]
+    question = "Mijn koffer weegt 21,5 kg, mag hij mee op DL 161?"
+    assert ok("Je koffer van 21,5 kg is ongeveer 47,4 lb; de limiet is 50 lb.", bags, question)
+    caught("Je koffer van 21,5 kg is ongeveer 42 lb; de limiet is 50 lb.", bags, question)
+    stay = {"hotel": "Seeblick", "check_in": "2026-06-12", "check_out": "2026-06-16", "total_eur": 716}
+    hotel = [Source(1, "get_booking", "h1", 1, {"hotel": "Seeblick"}, stay)]
+    assert ok("Vom 12. bis 16. Juni 2026 sind es vier Nächte, für 716 € also 179 € pro Nacht.", hotel)
+    caught("Vom 12. bis 16. Juni 2026 sind es fünf Nächte, für 716 € also 143 € pro Nacht.", hotel)
+    quote = [Source(1, "get_hotel_quote", "q1", 1, {"city": "Milano"}, {"city": "Milano", "night_eur": 142})]
+    assert ok("L'Hotel costa 142 € a notte, quindi 426 € per tre notti.", quote, "Tre notti a Milano?")
+    caught("L'Hotel costa 142 € a notte, quindi 436 € per tre notti.", quote, "Tre notti a Milano?")
+    invoice = [
+        Source(1, "get_invoice", "i1", 1, {"month": "2026-03"}, {"month": "2026-03", "amount_usd": 12860.40}),
+        Source(2, "get_fx_rate", "x2", 1, {"base": "USD", "quote": "EUR"}, {"rate": 0.918}),
+    ]
+    assert ok("La facture est de 12 860,40 USD ; à 0,918 € pour 1 USD, cela fait environ 11 806 €.", invoice)
+    caught("La facture est de 12 860,40 USD ; à 0,918 € pour 1 USD, cela fait environ 11 086 €.", invoice)
+
+
+def test_dates_in_two_fields_lowercase_months_and_elided_articles():
+    booking = {"restaurant": "El Candil", "date": "2026-05-15", "time": "21:30", "guests": 4}
+    table = [Source(1, "get_booking", "b1", 1, {"id": "CND-3318"}, booking)]
+    assert ok("Mesa para 4 en El Candil el viernes 15 de mayo de 2026 a las 21:30.", table)
+    caught("Mesa para 4 en El Candil el jueves 15 de mayo de 2026 a las 21:30.", table)
+    caught("Mesa para 4 en El Candil el viernes 15 de mayo de 2026 a las 22:30.", table)
+    flight = {"flight": "TO 4021", "departure": "2026-05-03T05:45:00Z", "gate": "B12"}
+    orly = [Source(1, "get_flight", "f1", 1, {"flight": "TO 4021"}, flight)]
+    assert ok("Votre vol TO 4021 du dimanche 3 mai part à 05:45 UTC, porte B12.", orly)
+    caught("Votre vol TO 4021 du samedi 3 mai part à 05:45 UTC, porte B12.", orly)
+    hotels = [Source(1, "get_hotel", "h1", 1, {"city": "Milano"}, {"hotel": "Hotel Navigli Suites", "night_eur": 142})]
+    assert ok("L'Hotel Navigli Suites costa 142 € a notte.", hotels)
+    caught("L'Hotel Brera Suites costa 142 € a notte.", hotels)
+
+
+def test_an_amount_summed_over_the_items_in_one_state():
+    orders = [
+        {"id": "XM-5501", "status": "已完成", "amount_cny": 168},
+        {"id": "XM-5502", "status": "已退货", "amount_cny": 89},
+        {"id": "XM-5503", "status": "已完成", "amount_cny": 256},
+        {"id": "XM-5504", "status": "已完成", "amount_cny": 45},
+        {"id": "XM-5505", "status": "已退货", "amount_cny": 132},
+        {"id": "XM-5506", "status": "已完成", "amount_cny": 310},
+    ]
+    shop = [Source(1, "list_orders", "o1", 1, {"shop": "小满茶铺"}, {"shop": "小满茶铺", "orders": orders})]
+    assert ok("小满茶铺一共有6笔订单，其中2笔已退货，其余4笔已完成，实收金额合计779元。", shop)
+    assert ok("Of the 6 orders, 2 were returned (221 CNY); the other 4 came to 779 CNY.", shop)
+    caught("小满茶铺一共有6笔订单，其中2笔已退货，其余4笔已完成，实收金额合计799元。", shop)
