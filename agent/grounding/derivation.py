@@ -292,9 +292,14 @@ def _decimal_of(value: int | float) -> Decimal:
 
 
 def extremes_of(data: Any) -> dict[str, tuple[Decimal, Decimal]]:
-    """The smallest and the largest value of each numeric field over the items of the lists in `data`."""
+    """The smallest and the largest value of each numeric field over the items of the lists in `data` (and of
+    each label of a mapping of labelled numbers, which is its own field)."""
     found: dict[str, tuple[Decimal, Decimal]] = {}
     for _, items in _lists_of_records(data, "", 0):
+        if items and "label" in items[0]:
+            values = [_decimal_of(value) for item in items for key, value in item.items() if key != "label"]
+            found.update(dict.fromkeys((str(item["label"]) for item in items), (min(values), max(values))))
+            continue
         fields: dict[str, list[Decimal]] = {}
         for item in items[:MAX_ITEMS]:
             for key, value in item.items():
@@ -354,16 +359,33 @@ def _lists_of_records(data: Any, name: str, depth: int) -> Iterator[tuple[str, l
     if depth > 3:
         return
     if isinstance(data, dict):
+        labels = _labelled_numbers(data)
+        if labels:  # {"te klein": 38, "te groot": 22, …}: a list of counted things, written as a mapping
+            yield name, [{"label": label, name or "value": value} for label, value in labels.items()]
+            return
         for key, value in data.items():
             yield from _lists_of_records(value, str(key), depth + 1)
     elif isinstance(data, list):
         records = [item for item in data if isinstance(item, dict)]
         if len(records) >= 2 and len(records) == len(data):
             yield name, records
+        elif len(data) >= 2 and all(isinstance(item, str) for item in data):  # ["W", "W", "V", …]
+            yield name, [{name or "value": item} for item in data]
         for item in records[:MAX_ITEMS]:
             for key, value in item.items():
                 if isinstance(value, list | dict):
                     yield from _lists_of_records(value, str(key), depth + 2)
+
+
+def _labelled_numbers(data: dict[Any, Any]) -> dict[str, Any]:
+    """A mapping from labels to numbers ("计算": 58300, "te klein": 38), or {} when its keys are fields
+    ("temp_c", "humidity"): no key is snake_case and some have spaces, capitals or another script than ASCII."""
+    if len(data) < 2 or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in data.values()):
+        return {}
+    keys = [str(key) for key in data]
+    if any("_" in key for key in keys) or not any(" " in key or not key.isascii() or key[:1].isupper() for key in keys):
+        return {}
+    return {str(key): value for key, value in data.items()}
 
 
 def _field_aggregates(name: str, key: str, values: list[Any], size: int) -> Iterator[Aggregate]:

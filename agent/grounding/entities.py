@@ -82,6 +82,8 @@ def _trimmed(words: str) -> str:
     while parts and parts[-1].casefold() in ("of", "de", "von", "van", "der", "la", "le", "du"):
         parts.pop()
     name = _ELIDED.sub("", " ".join(parts))  # "L'Hotel Navigli", "dell'Azienda": the article is no part of it
+    if name[:1].islower():
+        return ""  # "L'équipe": a common noun after its article
     for suffix in ("'s", "’s", "s'", "s’"):
         if name.endswith(suffix) and len(name) > len(suffix) + 1:
             name = name[: -len(suffix) + (1 if suffix.startswith("s") else 0)]

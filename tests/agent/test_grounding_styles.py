@@ -785,3 +785,22 @@ def test_an_amount_summed_over_the_items_in_one_state():
     assert ok("小满茶铺一共有6笔订单，其中2笔已退货，其余4笔已完成，实收金额合计779元。", shop)
     assert ok("Of the 6 orders, 2 were returned (221 CNY); the other 4 came to 779 CNY.", shop)
     caught("小满茶铺一共有6笔订单，其中2笔已退货，其余4笔已完成，实收金额合计799元。", shop)
+
+
+def test_a_mapping_of_labelled_numbers_and_a_list_of_words_are_lists_too():
+    bill = {"account": "huaxing", "categories": {"计算": 58300, "存储": 12450, "网络": 9250}}
+    cloud = [Source(1, "get_bill", "b1", 1, {"account": "huaxing"}, bill)]
+    assert ok("花得最多的是计算，58,300元；三类合计80,000元。", cloud)
+    caught("花得最多的是存储，12,450元。", cloud)
+    caught("三类合计78,000元。", cloud)
+    reasons = {"orders": 1600, "reasons": {"kapot": 14, "te klein": 38, "te groot": 22, "anders": 26}}
+    returns = [Source(1, "get_returns", "r1", 1, {"shop": "Fietskleding"}, reasons)]
+    assert ok("In maart kwamen er 100 retouren binnen op 1.600 bestellingen, ruim 6 %.", returns)
+    caught("In maart kwamen er 110 retouren binnen op 1.600 bestellingen.", returns)
+    form = {"team": "SV Dijkhuizen", "results": ["W", "W", "V", "W", "G", "W", "W", "V", "W", "W"]}
+    games = [Source(1, "get_results", "g1", 1, {"team": "SV Dijkhuizen"}, form)]
+    assert ok("SV Dijkhuizen won zeven van de laatste tien wedstrijden.", games)
+    caught("SV Dijkhuizen won acht van de laatste tien wedstrijden.", games)
+    table = [{"team": "Olympique Ruthénois", "played": 24, "won": 16}, {"team": "FC Sablais", "played": 24, "won": 13}]
+    league = [Source(1, "get_table", "t1", 1, {"league": "N3"}, {"table": table})]
+    assert ok("L'Olympique Ruthénois est en tête. L'équipe a gagné seize de ses vingt-quatre matchs.", league)
