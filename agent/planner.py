@@ -61,7 +61,8 @@ _CJK_NOT_NAME = re.compile(
 _CJK_KINDS = ("小组", "团队", "部门", "組", "组", "部", "市", "省", "区", "県", "都")
 _COMPARISON = re.compile(
     r"对比|比较|相比|哪个|哪里更|比較|比べ|どちら|違い|compare|comparison|versus|\bvs\b|difference|which (?:is|one)"
-    r"|vergleich\w*|unterschied|welche[rs]?\b|compar\w*|différence|lequel|laquelle|diferencia|cuál",
+    r"|vergleich\w*|unterschied|welche[rs]? (?:\w+ )?(?:ist|war|hat|sind) (?:\w+ )?(?:mehr|weniger|\w+er)\b"
+    r"|compar\w*|différence|lequel|laquelle|diferencia|cuál (?:es|fue) (?:el|la) (?:más|menos)",
     re.IGNORECASE,
 )
 _ADVICE = re.compile(

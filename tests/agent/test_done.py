@@ -50,6 +50,12 @@ def test_done_rules_write_no_item_from_grammar_words_or_german_nouns():
         assert descriptions(plan_by_rules(question, WEATHER)) == [f"A tool result that answers “{question}”"]
     assert mentions(plan_by_rules("How much did Zephyr Labs spend and what did it buy?", WEATHER)) == [[]]
     # "前年と比べて" compares with last year: neither the year nor the comparing is a thing to look up.
+    # "Welche Noten …" asks which grades, not which of two is better: nothing to compare.
+    for question in ("Welche Noten hat Lena Hoffmann im Zeugnis?", "¿Cuál es el precio del plan Pro?"):
+        assert "The answer compares them" not in descriptions(plan_by_rules(question, WEATHER))
+    assert "The answer compares them" in descriptions(
+        plan_by_rules("Welche Stadt ist wärmer, Köln oder Bonn?", WEATHER)
+    )
     checklist = plan_by_rules("関西支社の今期売上は前年と比べてどう？", WEATHER)
     assert [item.mentions for item in checklist.items if item.kind == "evidence"] == [[]]
 
