@@ -94,11 +94,14 @@ class RunQueue:
         await asyncio.gather(*(self._say_interrupted(job, started=job.run_id in started) for job in unfinished))
 
     async def _say_interrupted(self, job: _Job, *, started: bool) -> None:
-        """The engine records a cancelled run itself; a queued one is ended here, then its thread is told."""
+        """A queued run is ended here, and a started one the engine had no time to record as ended; then its
+        thread is told."""
         try:
             async with asyncio.timeout(GOODBYE_TIMEOUT_S):
                 if not started:
                     await self._runs.cancel_unstarted(job.run_id, InThread.INTERRUPTED)
+                else:  # the engine records its cancelled run itself, unless it was cancelled before it could
+                    await self._runs.cancel_interrupted(job.run_id, InThread.INTERRUPTED)
                 await job.announced
                 await job.reply.finish(_ended(InThread.INTERRUPTED, job.run_id))
                 await job.status.clear()

@@ -157,6 +157,21 @@ async def cancel_queued(db: Database, run_id: str, message: str) -> bool:
     return ended is not None
 
 
+async def cancel_interrupted(db: Database, run_id: str, message: str) -> bool:
+    """End a run this process stopped answering (it shut down): queued, or started and not recorded as ended
+    (the worker was cancelled before the engine could record it); False when it had ended after all."""
+    ended = await cancel_run(
+        db,
+        run_id,
+        from_statuses=(RunStatus.QUEUED, RunStatus.RUNNING),
+        answer=message,
+        actor="parley",
+        action=AuditAction.RUN_CANCELLED,
+        detail={"reason": "stopped before the run ended"},
+    )
+    return ended is not None
+
+
 async def cancel_run(
     db: Database,
     run_id: str,
