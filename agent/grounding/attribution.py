@@ -48,7 +48,7 @@ class Names:
             for name in names:
                 if is_currency_code(name):
                     continue  # "NOK 184,500": the unit of a figure, not what it is about
-                for form in (name, *aliases.get(fold(name), ())):
+                for form in (name, *aliases.get(fold(name), ()), *_shorter(name)):
                     spans.extend(
                         (start, end, number)
                         for start, end in index.spans(form)
@@ -89,6 +89,15 @@ class Names:
             for at, stop in self._index.spans(form)
             if start <= at and stop <= end and not any(a <= at < b for a, b in self._apparatus)
         }
+
+
+def _shorter(name: str) -> tuple[str, ...]:
+    """ "Fazenda Boa Esperança" is "Boa Esperança" in an answer, "Harbor Street Garage" "Harbor Street": a name of
+    three words or more without its first or its last."""
+    words = name.split()
+    if len(words) < 3 or has_cjk(name):
+        return ()
+    return " ".join(words[1:]), " ".join(words[:-1])
 
 
 @dataclass(frozen=True)

@@ -211,7 +211,7 @@ class _Checker:
         german = self.languages[:1] == ["de"]
         seen: set[tuple[int, int]] = set()
         for mention in checked:
-            start, end = self._clause_span(mention)
+            start, end = self._entity_span(mention)
             if (start, end) in seen:
                 continue
             seen.add((start, end))
@@ -225,6 +225,16 @@ class _Checker:
                 )
                 self._mark(mention, "a figure is given to a name that no result mentions")
                 break
+
+    def _entity_span(self, mention: Mention) -> tuple[int, int]:
+        """Where the name a figure is given to stands: its clause, or — when its clause names nothing — the
+        clause before it too ("y el Costa Brava Sound, 5.120 entradas", "Chez Assurances Rivoli, 1 340 …")."""
+        start, end = self._clause_span(mention)
+        if self.names.within(start, end):
+            return start, end
+        parts = self._clauses(mention.sentence)
+        before = [begin for begin, stop in parts if stop <= start]
+        return (before[-1], end) if before else (start, end)
 
     def _in_a_name(self, figure: Figure) -> bool:
         """ "le chargeur 65 W", "Écran 27 pouces": a number that is part of a name a result gives is no figure."""

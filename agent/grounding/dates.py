@@ -19,7 +19,7 @@ from agent.grounding.language import MONTH_LOCALES, QUARTER_ORDINALS, QUARTER_WO
 _ANY_DIGIT = re.compile(r"\d")
 _NUMERIC_DATE = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{2,4}|\d{4}-\d{2}|\d\s*[年월月]|\d/\d")
 _TIME_GATE = re.compile(
-    r"\d:\d\d|\d\s*(?:Uhr|uur|o'clock|heures)|\d\s*[ap]\.?\s?m\b|\d\s*[时時点點시]|\dh\d\d", re.IGNORECASE
+    r"\d:\d\d|\d\s*(?:Uhr|uur|o'clock|heures)|\d\s*[ap]\.?\s?m\b|\d\s*[时時点點시]|\d\s?h\s?\d\d", re.IGNORECASE
 )
 _LETTERS = re.compile(r"[^\W\d_]+")
 _BEFORE_MONTH, _AFTER_MONTH = 16, 32  # "30. November 2026", "November 30th, 2026 at 08:15": a month's date
@@ -161,6 +161,8 @@ _TIME = re.compile(
     r"(?<![\d:.])(?P<hour>\d{1,2})(?::(?P<minute>\d{2})(?::\d{2})?|\.(?P<minute2>\d{2})(?=\s*(?:Uhr|uur)))"
     r"\s*(?P<half>[ap]\.?\s?m\.?(?![a-z]))?(?![\d:])"
     r"|(?<![\w.:])(?P<hour4>\d{1,2})h(?P<minute3>\d{2})(?!\d)"  # "9h15", "às 9h15"
+    r"|(?:(?<=à )|(?<=a )|(?<=de )|(?<=vers )|(?<=dès )|(?<=et )|(?<=entre ))"
+    r"(?P<hour6>\d{1,2})\s?h\s?(?P<minute5>\d{2})(?!\d)"  # "à 7 h 42": a time; "comptez 3 h 17" is a duration
     r"|(?<![\d:.])(?P<hour2>\d{1,2})\s*(?P<half2>[ap]\.?m\.?)(?![a-z])"
     r"|(?<![\d:.])(?P<hour5>\d{1,2})\s*(?:Uhr|uur|o'clock|heures)(?![\w])"  # "um 9 Uhr": the hour alone
     r"|(?P<half3>午前|午後|上午|下午|晚上|早上|凌晨|오전|오후)?\s*(?<!\d)(?P<hour3>\d{1,2})\s*[时時点點시](?![间間간])"
@@ -376,8 +378,10 @@ def _date_readings(match: re.Match[str], order: str) -> tuple[tuple, ...]:
 
 def _time_reading(match: re.Match[str]) -> tuple | None:
     groups = match.groupdict()
-    hour_text = groups["hour"] or groups["hour2"] or groups["hour3"] or groups["hour4"] or groups["hour5"]
-    minute_text = groups["minute"] or groups["minute2"] or groups["minute3"] or groups["minute4"]
+    hour_text = (
+        groups["hour"] or groups["hour2"] or groups["hour3"] or groups["hour4"] or groups["hour5"] or groups["hour6"]
+    )
+    minute_text = groups["minute"] or groups["minute2"] or groups["minute3"] or groups["minute4"] or groups["minute5"]
     half = (groups["half"] or groups["half2"] or "").lower().replace(".", "").replace(" ", "")
     if groups["half3"]:
         half = "am" if groups["half3"] in ("午前", "上午", "早上", "凌晨", "오전") else "pm"
@@ -437,6 +441,13 @@ _CJK_WEEKDAYS = {
 }  # fmt: skip
 _CJK_WEEKDAY = re.compile("|".join(re.escape(w) for w in sorted(_CJK_WEEKDAYS, key=len, reverse=True)))
 _WEEKDAY_GAP = re.compile(r"[\s,.，、(（]*(?:(?:den|le|el|il|o|de|the|on)\s+)?$", re.IGNORECASE)
+_WEEKDAY_FILLERS = frozenset(
+    (
+        *("tombe", "est", "sera", "is", "was", "falls", "on", "a", "an", "un", "une", "el", "es", "cae", "en"),
+        *("cade", "di", "è", "é", "cai", "num", "numa", "um", "uma", "ist", "ein", "valt", "op", "een", "le", "il"),
+        *("o", "de", "that", "which"),
+    )
+)
 _LAST_WORD = re.compile(r"([^\W\d_]{3,})\.?$")
 _WEEKDAY_AFTER = re.compile(r"[\s,，]*[(（]?\s*")
 
@@ -459,9 +470,14 @@ def said_weekday(text: str, written: WrittenDate) -> int | None:
     "3월 12일(목)"): 0 for Monday, or None when it gives none."""
     window = text[max(0, written.start - 24) : written.start]
     gap = _WEEKDAY_GAP.search(window)
-    word = _LAST_WORD.search(window, 0, gap.start() if gap else len(window))
-    if word is not None and word.group(1).casefold() in _weekday_names():
-        return _weekday_names()[word.group(1).casefold()]
+    last = _LAST_WORD.search(window, 0, gap.start() if gap else len(window))
+    if last is not None and last.group(1).casefold() in _weekday_names():
+        return _weekday_names()[last.group(1).casefold()]
+    for _, word in letter_words(text[written.end : written.end + 28]):  # "Le 9 juin tombe un mercredi"
+        if word in _weekday_names():
+            return _weekday_names()[word]
+        if word not in _WEEKDAY_FILLERS:
+            break
     after = _WEEKDAY_AFTER.match(text, written.end)
     cjk = _CJK_WEEKDAY.match(text, after.end()) if after else None
     if cjk is None and after is not None:

@@ -84,6 +84,7 @@ def _trimmed(words: str) -> str:
     name = _ELIDED.sub("", " ".join(parts))  # "L'Hotel Navigli", "dell'Azienda": the article is no part of it
     if name[:1].islower():
         return ""  # "L'équipe": a common noun after its article
+    name = name.rstrip(".,:;!?")  # "half of Denver's."
     for suffix in ("'s", "’s", "s'", "s’"):
         if name.endswith(suffix) and len(name) > len(suffix) + 1:
             name = name[: -len(suffix) + (1 if suffix.startswith("s") else 0)]

@@ -37,13 +37,14 @@ _WORDS: dict[str, Direction] = {
         (
             *("highest", "largest", "biggest", "maximum", "max", "peak", "greatest", "busiest", "warmest"),
             *("hottest", "dearest", "mayor", "maior", "massimo", "massima", "máximo", "máxima", "maximal"),
+            *("wettest", "rainiest", "snowiest", "windiest"),
         ),
         _L,
     ),
     **dict.fromkeys(
         (
             *("lowest", "smallest", "fewest", "minimum", "min", "quietest", "coldest", "coolest", "cheapest"),
-            *("menor", "minimo", "minima", "mínimo", "mínima", "minimal"),
+            *("menor", "minimo", "minima", "mínimo", "mínima", "minimal", "driest"),
         ),
         _S,
     ),
@@ -60,6 +61,7 @@ _STEMS: tuple[tuple[str, Direction], ...] = (
     *(("billigst", _S), ("laagst", _S), ("minst", _S), ("koudst", _S), ("goedkoopst", _S), ("langsamst", _SLOW)),
     *(("traagst", _SLOW), ("langzaamst", _SLOW), ("schnellst", _FAST), ("snelst", _FAST), ("best", _E)),
     *(("schlechtest", _E), ("slechtst", _E), ("meilleur", _E), ("stärkst", _L), ("schwächst", _S)),
+    *(("nassest", _L), ("regenreichst", _L), ("trockenst", _S), ("natst", _L), ("droogst", _S)),
 )
 # German and Dutch join them to a noun: "die umsatzstärkste Filiale", "der kostengünstigste Tarif".
 _COMPOUND_ENDS = ("ste", "sten", "ster", "stes", "stem")
@@ -72,7 +74,8 @@ _ADJECTIVES: tuple[tuple[str, Direction], ...] = (
     *(("cálid", _L), ("calur", _L), ("cald", _L), ("quent", _L), ("cher", _L), ("car", _L), ("lourd", _L)),
     *(("bas", _S), ("baj", _S), ("baix", _S), ("faibl", _S), ("petit", _S), ("pequeñ", _S), ("piccol", _S)),
     *(("froid", _S), ("frí", _S), ("fredd", _S), ("fri", _S), ("barat", _S), ("economic", _S), ("lent", _SLOW)),
-    *(("rapid", _FAST), ("rápid", _FAST), ("veloc", _FAST)),
+    *(("rapid", _FAST), ("rápid", _FAST), ("veloc", _FAST), ("pluvi", _L), ("lluvios", _L), ("piovos", _L)),
+    *(("chuvos", _L), ("sec", _S), ("sèch", _S), ("seco", _S), ("secc", _S)),
 )
 _PAIRS: dict[str, tuple[tuple[str, Direction], ...]] = {
     "the": (("most", _L), ("least", _S)),

@@ -804,3 +804,41 @@ def test_a_mapping_of_labelled_numbers_and_a_list_of_words_are_lists_too():
     table = [{"team": "Olympique Ruthénois", "played": 24, "won": 16}, {"team": "FC Sablais", "played": 24, "won": 13}]
     league = [Source(1, "get_table", "t1", 1, {"league": "N3"}, {"table": table})]
     assert ok("L'Olympique Ruthénois est en tête. L'équipe a gagné seize de ses vingt-quatre matchs.", league)
+
+
+def test_names_a_comma_away_shortened_names_and_rain():
+    festival = [
+        Source(1, "get_sales", "f1", 1, {"festival": "Marea Sonora"}, {"festival": "Marea Sonora", "sold": 8450})
+    ]
+    assert ok("El Festival Marea Sonora lleva 8.450 abonos vendidos.", festival)
+    caught("El Marea Sonora lleva 8.450 abonos, y el Costa Brava Sound, 8.450 entradas.", festival)
+    caught("Chez Assurances Rivoli, 8 450 abonnements ont été vendus.", festival)
+    farms = [
+        Source(n, "get_harvest", f"h{n}", 1, {"farm": farm}, {"farm": farm, "soy_t": tons})
+        for n, farm, tons in ((1, "Fazenda Boa Esperança", 3960), (2, "Fazenda Santa Luzia", 2870))
+    ]
+    assert ok("A Boa Esperança colheu 3.960 toneladas e a Santa Luzia, 2.870 toneladas.", farms)
+    caught("A Boa Esperança colheu 2.870 toneladas e a Santa Luzia, 3.960 toneladas.", farms)
+    rain = [
+        Source(n, "get_rain", f"r{n}", 1, {"city": city}, {"city": city, "total_mm": mm})
+        for n, city, mm in ((1, "Londrina", 181), (2, "Maringá", 214), (3, "Cascavel", 167))
+    ]
+    assert ok("Maringá foi a mais chuvosa, com 214 mm em janeiro.", rain)
+    caught("Cascavel foi a mais chuvosa, com 167 mm em janeiro.", rain)
+    caught("Cascavel was the wettest city, with 167 mm.", rain)
+    air = [
+        Source(n, "get_air", f"a{n}", 1, {"city": city}, {"city": city, "pm25": pm})
+        for n, city, pm in ((1, "Denver", 18.2), (2, "Portland", 9.1))
+    ]
+    assert ok("Portland's PM2.5 is 9.1, about half of Denver's 18.2. Half of Denver's.", air)
+
+
+def test_french_clock_times_and_a_weekday_said_after_its_date():
+    slots = {
+        "date": "2026-06-09",
+        "slots": [{"who": "Dr Morel", "time": "09:00"}, {"who": "Dr Haddad", "time": "14:30"}],
+    }
+    clinic = [Source(1, "get_slots", "s1", 1, {"clinic": "Saint-Exupéry"}, slots)]
+    assert ok("Le 9 juin 2026 tombe un mardi ; le Dr Morel est libre à 9 h 00 et le Dr Haddad à 14 h 30.", clinic)
+    caught("Le 9 juin 2026 tombe un mercredi ; le Dr Morel est libre à 9 h 00.", clinic)
+    caught("Le 9 juin 2026, le Dr Morel est libre à 9 h 30.", clinic)
