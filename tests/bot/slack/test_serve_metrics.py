@@ -82,9 +82,15 @@ def scrape(url: str) -> Scrape:
 
 
 def finished_runs(url: str, expected: int) -> Scrape:
-    """Poll GET /metrics until every run has ended (the store wrote each end before it was counted)."""
+    """Poll GET /metrics until every run has ended (the store wrote each end before it was counted) and its
+    worker is free again (it posts the answer after the end is recorded: on a loaded machine, a while after)."""
     deadline = time.monotonic() + RUNS_S
-    while (page := scrape(url)).total("parley_runs_finished_total") < expected:
+
+    def settled(page: Scrape) -> bool:
+        busy = page.value("parley_workers_busy") + page.value("parley_queue_waiting")
+        return page.total("parley_runs_finished_total") >= expected and busy == 0
+
+    while not settled(page := scrape(url)):
         assert time.monotonic() < deadline, f"{expected} runs did not end within {RUNS_S}s: {page.samples}"
         time.sleep(0.1)
     return page
