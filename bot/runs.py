@@ -29,7 +29,7 @@ from bot.review.service import (
     settle,
 )
 from bot.store import Database, EscalationKind, RunOrigin, RunSource, StoreRecorder
-from bot.store.conversations import cancel_interrupted, cancel_queued, enqueue_retry, load_run
+from bot.store.conversations import cancel_stopped, enqueue_retry, load_run
 from bot.store.feedback import from_feedback
 from bot.store.models import EscalationRecord, Run
 
@@ -215,16 +215,11 @@ class RunService:
             return
         await tell(self.notifier.escalated, escalation, run, what=f"the escalation of run {run_id}")
 
-    async def cancel_unstarted(self, run_id: str, why: str) -> None:
-        """A queued run that cannot start ends `degraded`/`cancelled` with `why` as its answer — now, or when
-        the database is back (its owner keeps the write): its thread is told `why` once, and only that."""
-        await self.owner.pending.write(run_id, lambda: cancel_queued(self._db, run_id, why))
-
-    async def cancel_interrupted(self, run_id: str, why: str) -> None:
-        """A run this process stopped answering as it shut down ends `degraded`/`cancelled` with `why` — unless
-        the engine recorded its end first (a run the worker was cancelled in before it could is left queued or
-        running otherwise, and its thread would say it stopped while `runs show` says it runs)."""
-        await self.owner.pending.write(run_id, lambda: cancel_interrupted(self._db, run_id, why))
+    async def cancel_stopped(self, run_id: str, why: str, *, started: bool = False) -> None:
+        """A run this process stopped answering ends `degraded`/`cancelled` with `why` as its answer — now, or
+        when the database is back (its owner keeps the write): one that could not start, or (`started`) one
+        the engine had no time to record as ended as the process shut down. Its thread is told `why` once."""
+        await self.owner.pending.write(run_id, lambda: cancel_stopped(self._db, run_id, why, started=started))
 
     async def _after_run(self, result: RunResult) -> None:
         if result.status is not RunStatus.AWAITING_REVIEW:

@@ -98,10 +98,8 @@ class RunQueue:
         thread is told."""
         try:
             async with asyncio.timeout(GOODBYE_TIMEOUT_S):
-                if not started:
-                    await self._runs.cancel_unstarted(job.run_id, InThread.INTERRUPTED)
-                else:  # the engine records its cancelled run itself, unless it was cancelled before it could
-                    await self._runs.cancel_interrupted(job.run_id, InThread.INTERRUPTED)
+                # The engine records a cancelled run itself, unless it was cancelled before it could.
+                await self._runs.cancel_stopped(job.run_id, InThread.INTERRUPTED, started=started)
                 await job.announced
                 await job.reply.finish(_ended(InThread.INTERRUPTED, job.run_id))
                 await job.status.clear()
@@ -220,7 +218,7 @@ class RunQueue:
     async def _end_unstarted(self, run_id: str) -> None:
         """The run could not start: end it in the store too (now, or when the database is back)."""
         try:
-            await self._runs.cancel_unstarted(run_id, NOT_STARTED_DATABASE_UNAVAILABLE)
+            await self._runs.cancel_stopped(run_id, NOT_STARTED_DATABASE_UNAVAILABLE)
         except Exception:
             log.exception("run %s could not be ended in the store", run_id)
 

@@ -143,31 +143,17 @@ async def thread_history(db: Database, run: Run, *, limit: int = MAX_HISTORY) ->
     return [Exchange(q, (a or "")[:MAX_HISTORY_ANSWER_CHARS]) for q, a in reversed(rows)]
 
 
-async def cancel_queued(db: Database, run_id: str, message: str) -> bool:
-    """End a run that never started (Parley stopped first); False if it had started after all."""
+async def cancel_stopped(db: Database, run_id: str, message: str, *, started: bool = False) -> bool:
+    """End a run Parley stopped answering: one that never started, or (`started`) one the worker was cancelled
+    in before the engine could record its end. False when it had moved on (started, or ended) after all."""
     ended = await cancel_run(
         db,
         run_id,
-        from_statuses=(RunStatus.QUEUED,),
+        from_statuses=(RunStatus.QUEUED, RunStatus.RUNNING) if started else (RunStatus.QUEUED,),
         answer=message,
         actor="parley",
         action=AuditAction.RUN_CANCELLED,
-        detail={"reason": "stopped before the run started"},
-    )
-    return ended is not None
-
-
-async def cancel_interrupted(db: Database, run_id: str, message: str) -> bool:
-    """End a run this process stopped answering (it shut down): queued, or started and not recorded as ended
-    (the worker was cancelled before the engine could record it); False when it had ended after all."""
-    ended = await cancel_run(
-        db,
-        run_id,
-        from_statuses=(RunStatus.QUEUED, RunStatus.RUNNING),
-        answer=message,
-        actor="parley",
-        action=AuditAction.RUN_CANCELLED,
-        detail={"reason": "stopped before the run ended"},
+        detail={"reason": "stopped before the run ended" if started else "stopped before the run started"},
     )
     return ended is not None
 

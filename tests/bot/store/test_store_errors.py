@@ -32,7 +32,7 @@ from bot.store import (
 )
 from bot.store.conversations import (
     SlackAsk,
-    cancel_queued,
+    cancel_stopped,
     enqueue,
     enqueue_retry,
     load_run,
@@ -92,7 +92,7 @@ STORE_CALLS: dict[str, Callable[[Database], Awaitable[Any]]] = {
     "enqueue_retry": lambda db: enqueue_retry(db, A_RUN),
     "thread_is_ours": lambda db: thread_is_ours(db, "T0TEAM", "C0CHAN", "1"),
     "thread_history": lambda db: thread_history(db, A_RUN),
-    "cancel_queued": lambda db: cancel_queued(db, "q" * 32, "stopped"),
+    "cancel_stopped": lambda db: cancel_stopped(db, "q" * 32, "stopped"),
     "load_run": lambda db: load_run(db, "a" * 32),
     "set_reply_ts": lambda db: set_reply_ts(db, "a" * 32, "1.2"),
     "record": _started,
