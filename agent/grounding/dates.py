@@ -478,10 +478,10 @@ def said_weekday(text: str, written: WrittenDate) -> int | None:
             return _weekday_names()[word]
         if word not in _WEEKDAY_FILLERS:
             break
-    after = _WEEKDAY_AFTER.match(text, written.end)
-    cjk = _CJK_WEEKDAY.match(text, after.end()) if after else None
-    if cjk is None and after is not None:
-        cjk = _CJK_WEEKDAY.match(text, written.end)
+    # "（星期三）", "(水)" as written, or "星期三" after a space or an opening bracket.
+    gap = _WEEKDAY_AFTER.match(text, written.end)
+    assert gap is not None  # it matches the empty string
+    cjk = _CJK_WEEKDAY.match(text, written.end) or _CJK_WEEKDAY.match(text, gap.end())
     return _CJK_WEEKDAYS[cjk.group(0)] if cjk else None
 
 

@@ -271,12 +271,12 @@ def _sums_by_state(name: str, items: list[dict[str, Any]], fields: dict[str, lis
     ]
     for state in states[:2]:
         for value in {str(item.get(state)).strip() for item in items}:
-            inside = [item for item in items if str(item.get(state)).strip() == value]
-            if len(inside) in (0, len(items)):
+            chosen = [item for item in items if str(item.get(state)).strip() == value]
+            if len(chosen) in (0, len(items)):
                 continue
             for key in amounts[:4]:
                 unit = unit_of_key(key)[0]
-                total = sum((_decimal_of(item[key]) for item in inside), Decimal(0))
+                total = sum((_decimal_of(item[key]) for item in chosen), Decimal(0))
                 rest = sum((_decimal_of(item[key]) for item in items), Decimal(0)) - total
                 yield Aggregate(total, unit, f"the sum of {key} over the {name} whose {state} is {value}")
                 yield Aggregate(rest, unit, f"the sum of {key} over the {name} whose {state} is not {value}")
@@ -304,9 +304,7 @@ def extremes_of(data: Any) -> dict[str, tuple[Decimal, Decimal]]:
         for item in items[:MAX_ITEMS]:
             for key, value in item.items():
                 if isinstance(value, int | float) and not isinstance(value, bool):
-                    fields.setdefault(str(key), []).append(
-                        Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
-                    )
+                    fields.setdefault(str(key), []).append(_decimal_of(value))
         for key, values in fields.items():
             if len(values) >= 2:
                 found[key] = (min(values), max(values))
@@ -391,7 +389,7 @@ def _labelled_numbers(data: dict[Any, Any]) -> dict[str, Any]:
 def _field_aggregates(name: str, key: str, values: list[Any], size: int) -> Iterator[Aggregate]:
     numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
     if len(numbers) >= 2 and len(numbers) == len(values):
-        decimals = [Decimal(repr(n)) if isinstance(n, float) else Decimal(n) for n in numbers]
+        decimals = [_decimal_of(n) for n in numbers]
         unit, scale = unit_of_key(key)
         total = sum(decimals, Decimal(0))
         for value, what in ((total, "sum"), (total / len(decimals), "average")):

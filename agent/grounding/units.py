@@ -58,8 +58,9 @@ UNITS: dict[str, Unit] = {
     **_units(Family.TEMPERATURE, {"°": "1", "°C": "1", "°F": "1", "K": "1"}),
     **_units(Family.DURATION, {"ms": "0.001", "s": "1", "min": "60", "h": "3600", "d": "86400"}),
     **_units(Family.LENGTH, {"mm": "0.001", "cm": "0.01", "m": "1", "km": "1000", "ft": "0.3048", "mi": "1609.344"}),
-    **_units(Family.MASS, {"mg": "0.001", "g": "1", "kg": "1000", "t": "1000000", "oz": "28.349523125"}),
-    **_units(Family.MASS, {"lb": "453.59237"}),
+    **_units(
+        Family.MASS, {"mg": "0.001", "g": "1", "kg": "1000", "t": "1000000", "oz": "28.349523125", "lb": "453.59237"}
+    ),
     **_units(Family.DATA, {"KB": "1000", "MB": "1000000", "GB": "1000000000", "TB": "1000000000000"}),
     **_units(Family.PERCENT, {"%": "1"}),
     # Currencies are never converted into each other (rates change); each is its own unit of one family.

@@ -5,6 +5,8 @@ caught. The corpus (`test_grounding_corpus.py`) runs such answers through the lo
 from __future__ import annotations
 
 from agent.grounding import check
+from agent.grounding.figures import read_figures
+from agent.grounding.units import UNITS
 from agent.source import Source
 
 
@@ -584,7 +586,9 @@ def test_an_amount_times_a_rate_written_per_one():
     caught("오늘 환율이 달러당 1,385원이라 구독료 1,800달러는 2,593,000원입니다.", won, "구독료 1,800달러는 원화로?")
     yen = [Source(1, "get_fx_rate", "x1", 1, {"base": "USD", "quote": "JPY"}, {"rate": 149.5})]
     assert ok("1ドル＝149.5円なので、3,200ドルは478,400円です。", yen, "3,200ドルは何円？")
-    assert not ok("R$ 3,00 por quilo.", [Source(1, "t", "t1", 1, {}, {"brl_per_kg": 3})]).count("USD")
+    # "R$" is a dollar of its own: no US dollar amount is there to be wrong about.
+    [real] = read_figures("R$ 3,00 por quilo", mark=",")
+    assert real.unit is None and read_figures("US$ 3")[0].unit == UNITS["USD"]
 
 
 def test_korean_and_japanese_amounts_with_thousands_inside():
