@@ -238,8 +238,11 @@ async def test_a_queued_run_keeps_its_queued_placeholder_and_the_running_one_str
     )
     try:
         async with running_bot(db, slack, llm_server.base_url, workers=1, update_interval_s=EVERY_STATE) as bot:
-            for body in (first, second):
-                assert (await bot.post(body)).status_code == 200
+            # bolt acks before the listener records a question: the second is asked once the first holds the
+            # only worker, or the two could be recorded in either order.
+            assert (await bot.post(first)).status_code == 200
+            await slack.wait_for_async(lambda: slack.calls("chat.startStream"), what="the first run's stream")
+            assert (await bot.post(second)).status_code == 200
             queued = await slack.wait_for_async(
                 lambda: [m for m in slack.messages_in(CHANNEL, second["event"]["ts"]) if "Queued" in shown(m)],
                 what="the queued notice",
