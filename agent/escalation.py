@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from agent.grading import ErrorLevel
-from agent.result import Escalation, RunResult, RunStatus, TerminationReason
+from agent.result import Escalation, EscalationKind, RunResult, RunStatus, TerminationReason
 
 # Runs whose recovery ran out: a person looks at them (`review.escalate_on` in the YAML).
 DEFAULT_ESCALATE_ON = (
@@ -41,6 +41,6 @@ def escalated(result: RunResult, escalate_on: Collection[TerminationReason]) -> 
             return result
         why = result.degraded.explanation if result.degraded is not None else result.termination_reason.value
         escalation = Escalation(
-            kind="exhausted", reason=result.termination_reason.value, level=EXHAUSTED_LEVEL, message=why
+            kind=EscalationKind.EXHAUSTED, reason=result.termination_reason.value, level=EXHAUSTED_LEVEL, message=why
         )
     return result.model_copy(update={"status": RunStatus.AWAITING_REVIEW, "escalation": escalation})

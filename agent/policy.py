@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agent.grading import ErrorLevel
 from agent.messages import ToolCallRequest
-from agent.result import Escalation, HeldCall
+from agent.result import Escalation, EscalationKind, HeldCall
 
 NUMERIC = ("above", "at_least", "below", "at_most")
 
@@ -153,7 +153,7 @@ def held_escalation(held: Sequence[HeldCall]) -> Escalation:
     """Why people must look at a held run: the policies' reasons and the exact calls they hold."""
     first = held[0]
     return Escalation(
-        kind="held_action",
+        kind=EscalationKind.HELD_ACTION,
         reason="approval_required",
         level=ErrorLevel.L4,
         message="; ".join(dict.fromkeys(call.reason for call in held)),

@@ -102,6 +102,15 @@ class GroundedFigure(BaseModel):
     cited_by: Literal["answer", "parley"] = "answer"
 
 
+class EscalationKind(StrEnum):
+    """Why a run went to people. The engine ends runs with the first three; the fourth is people's own."""
+
+    HELD_ACTION = "held_action"  # a policy held a call before it ran: approving runs it and resumes the run
+    POLICY = "policy"  # a tool or back-end refused (POLICY_VIOLATION)
+    EXHAUSTED = "exhausted"  # recovery ran out: an honest partial answer waits for a person
+    FEEDBACK = "feedback"  # a person's 👎 sent an answer that stood to the reviewers (never the engine's)
+
+
 class HeldCall(BaseModel):
     """A tool call a policy held before it ran: exactly what a reviewer approves or rejects."""
 
@@ -116,8 +125,7 @@ class HeldCall(BaseModel):
 class Escalation(BaseModel):
     """Why people must look at this run, and the exact action that was held or refused.
 
-    kind: `held_action` (a policy held a call before it ran; approving runs it and resumes the run),
-    `policy` (a tool or back-end refused: POLICY_VIOLATION), `exhausted` (recovery ran out).
+    `kind` says which (`EscalationKind`); the engine ends runs with `held_action`, `policy` or `exhausted`.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -125,7 +133,7 @@ class Escalation(BaseModel):
     reason: str
     level: NamedLevel
     message: str
-    kind: Literal["held_action", "policy", "exhausted"] = "policy"
+    kind: EscalationKind = EscalationKind.POLICY
     tool: str | None = None
     arguments: dict[str, Any] | None = None
     tool_call_id: str | None = None
@@ -202,7 +210,7 @@ class RunResult(BaseModel):
         ):
             return OutcomeKind.ANSWERED
         if self.status is RunStatus.AWAITING_REVIEW and self.escalation is not None:
-            kinds = {"held_action": OutcomeKind.HELD, "policy": OutcomeKind.REFUSED}
+            kinds = {EscalationKind.HELD_ACTION: OutcomeKind.HELD, EscalationKind.POLICY: OutcomeKind.REFUSED}
             return kinds.get(self.escalation.kind, OutcomeKind.ESCALATED)
         if self.status in (RunStatus.REFUSED, RunStatus.REJECTED):
             return OutcomeKind.REFUSED

@@ -1,19 +1,21 @@
-"""Assembly: the one place where Parley's parts are built and wired.
+"""Assembly: the one place where Parley's parts are built and wired, and the `Runtime` that starts and stops them.
 
 Settings + configuration → an Agent with its brain, tools and shared HTTP client; the run service with the
-notifier that fits (Slack, or the log); the Slack bot with its queue, reviewer board, desk and timed jobs.
-Nothing is cross-wired after construction: each part is given what it needs when it is built.
+notifier and replies that fit (Slack's, or the log's); the Slack bot's listeners; the timed jobs and recovery.
+Nothing is cross-wired after construction: each part is given what it needs when it is built. Tests build Parley
+through here too, as production does.
 """
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-from slack_sdk.web.async_client import AsyncWebClient
 
 from agent import (
     Agent,
@@ -31,20 +33,29 @@ from agent import (
     build_tools,
 )
 from bot.config_file import LoadedConfig
-from bot.jobs import Jobs, Recovery
+from bot.core import (
+    History,
+    JobsConfig,
+    LogNotifier,
+    Notifier,
+    OwnershipConfig,
+    ReviewConfig,
+    RunOwner,
+    RunPool,
+    RunService,
+    StoreUnavailable,
+)
+from bot.jobs import Jobs, RecoveryLoop
 from bot.metrics import Metrics, Vocabulary
-from bot.notifier import LogNotifier, Notifier
-from bot.owner import RunOwner
-from bot.review.config import ReviewConfig
-from bot.runs import RunService
 from bot.settings import Settings
-from bot.slack.app import SlackBot, slack_app, slack_client
-from bot.slack.review import ReviewBoard
-from bot.slack.reviewers import Reviewers
-from bot.slack.throttle import DEFAULT_MIN_INTERVAL_S
-from bot.slack.workers import RunQueue
+from bot.slack.app import SlackBot
+from bot.slack.client import slack_app, slack_client
+from bot.slack.gateway import SlackGateway
+from bot.slack.reply.thread import SlackReplies
+from bot.slack.reply.throttle import DEFAULT_MIN_INTERVAL_S
+from bot.slack.review.notifier import SlackNotifier
 from bot.spans import SpanRecorder, Tracer
-from bot.store import Database
+from bot.store import Database, check_reachable
 from bot.suggested_prompts import AssistantConfig, prompt_set
 
 log = logging.getLogger(__name__)
@@ -52,6 +63,10 @@ log = logging.getLogger(__name__)
 NO_LLM = (
     "no LLM is configured: set PARLEY_LLM_BASE_URL (e.g. http://localhost:11434/v1) and PARLEY_LLM_MODEL, "
     "plus PARLEY_LLM_API_KEY if the endpoint needs a key — or pass --replay FILE"
+)
+SLACK_OFF = (
+    "Slack is off: none of SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET and SLACK_APP_TOKEN is set, so only GET /healthz "
+    "and GET /metrics are served (and the timed jobs run); set them to answer in Slack"
 )
 
 
@@ -112,70 +127,171 @@ async def open_agent(
             await brain.aclose()
 
 
-def command_line_notifier(settings: Settings, loaded: LoadedConfig, db: Database) -> Notifier:
+def command_line_notifier(settings: Settings, loaded: LoadedConfig) -> Notifier:
     """With Slack configured, what the command line decides shows there too (reviewer message, thread)."""
     if settings.slack_bot_token is None:
         return LogNotifier()
     channel = settings.review_channel or loaded.review.channel
-    return ReviewBoard(db, slack_client(settings), loaded.review, channel=channel)
+    return SlackNotifier(SlackGateway(slack_client(settings)), loaded.review, channel=channel)
 
 
-def build_slack_bot(
+@dataclass
+class Runtime:
+    """The running application: its service (with the worker pool when Slack is on), the Slack bot's listeners,
+    the timed jobs and recovery, and what operators read (`health`, `metrics_page`). `start` and `stop` bring
+    them up and down in order, once, whichever way it is served (`bot.web`, Socket Mode)."""
+
+    db: Database
+    service: RunService
+    history: History
+    metrics: Metrics
+    slack: SlackBot | None = None
+    jobs: Jobs | None = None
+    recovery: RecoveryLoop | None = None
+    llm_url: str | None = None
+    _started: bool = field(default=False, repr=False)
+
+    @property
+    def notifier(self) -> Notifier:
+        return self.service.notifier
+
+    @property
+    def pool(self) -> RunPool | None:
+        return self.service.pool
+
+    async def start(self) -> None:
+        """The hold on runs, the workers, Slack's connections, the timed jobs, recovery; then start-up's objects
+        are frozen for the collector."""
+        if self._started:
+            return
+        self._started = True
+        await self.service.owner.start()
+        if self.pool is not None:
+            self.pool.start()
+        if self.slack is not None:
+            await self.slack.start()
+        else:
+            log.warning(SLACK_OFF)
+        if self.jobs is not None:
+            self.jobs.start()
+        if self.recovery is not None:
+            self.recovery.start()
+        # The ~200k objects of start-up (bolt, SQLAlchemy, pydantic) never die; frozen, the collector stops
+        # re-walking them on every full pass (70-120 ms each, which stalled Slack's acks).
+        gc.collect()
+        gc.freeze()
+
+    async def stop(self) -> None:
+        """Nothing new is recovered or run; unfinished conversations are told; then the hold on runs ends."""
+        if not self._started:
+            return
+        self._started = False
+        if self.recovery is not None:
+            await self.recovery.stop()
+        if self.jobs is not None:
+            await self.jobs.shutdown()
+        if self.pool is not None:
+            await self.pool.stop()
+        await self.service.owner.stop()
+        if self.slack is not None:
+            await self.slack.stop()
+
+    async def health(self) -> tuple[int, dict[str, str]]:
+        """Database and LLM reachability, the queue, Slack; 503 when the database cannot be reached."""
+        report: dict[str, str] = {}
+        try:
+            await check_reachable(self.db)
+            report["database"] = "ok"
+        except StoreUnavailable as exc:
+            report["database"] = f"unreachable: {exc}"
+        report["llm"] = await _llm_reachability(self.llm_url)
+        pool = self.pool
+        report["queue"] = f"{pool.busy} running, {pool.waiting} waiting" if pool else "no workers (Slack is off)"
+        report["pending_ends"] = str(len(self.service.owner.pending))  # ends the database has not taken yet
+        if self.slack is None:
+            report["slack"] = "off"
+        return (200 if report["database"] == "ok" else 503), report
+
+    async def metrics_page(self) -> bytes:
+        """GET /metrics: Prometheus's text format; answered even when the store is down (it says so)."""
+        pool = self.pool
+        return await self.metrics.page(self.db, busy=pool.busy if pool else 0, waiting=pool.waiting if pool else 0)
+
+
+def build_runtime(
     settings: Settings,
     db: Database,
     agent: Agent,
     *,
-    client: AsyncWebClient | None = None,
     llm_url: str | None = None,
     update_interval_s: float = DEFAULT_MIN_INTERVAL_S,
     review: ReviewConfig | None = None,
+    jobs: JobsConfig | None = None,
+    ownership: OwnershipConfig | None = None,
     run_jobs: bool = False,
     tracer: Tracer | None = None,
     assistant: AssistantConfig | None = None,
-) -> SlackBot:
-    """The Slack bot of `parley serve`: the run service tells people through the reviewer board, and every run
-    is counted for GET /metrics (and traced as OpenTelemetry spans when a `tracer` is given). The assistant
-    pane suggests the `assistant` prompts, or ones drawn from the agent's tools."""
+) -> Runtime:
+    """`parley serve`'s application: the run service tells people through Slack's notifier and answers in its
+    threads (or, with Slack off, tells the log and answers nowhere), every run is counted for GET /metrics (and
+    traced as OpenTelemetry spans when a `tracer` is given). The assistant pane suggests the `assistant`
+    prompts, or ones drawn from the agent's tools. `run_jobs`: the timed jobs and recovery run here too."""
     review = review or ReviewConfig()
-    app = slack_app(settings, client)
-    channel = settings.review_channel or review.channel
-    if channel and not review.reviewers and not review.reviewer_group:
-        log.warning(
-            "the reviewer channel %s is set, but nobody may decide there: set review.reviewers or "
-            "review.reviewer_group (until then, only `parley review` decides)",
-            channel,
-        )
-    board = ReviewBoard(db, app.client, review, channel=channel)
+    ownership = ownership or OwnershipConfig()
     vocabulary = Vocabulary(agent.tool_names, agent.error_codes)
     metrics = Metrics(vocabulary, workers=settings.workers)
     watchers: list[Recorder] = [metrics]
     if tracer is not None:
         watchers.append(SpanRecorder(tracer, vocabulary))
-    owner = RunOwner(db, heartbeat_s=review.heartbeat_s, stale_after_s=review.stale_after_s)
-    runs = RunService(db, board, agent, owner=owner, watchers=watchers)
-    queue = RunQueue(
+    owner = RunOwner.configured(db, ownership)
+    app = slack_app(settings) if settings.slack_configured else None
+    notifier: Notifier = LogNotifier()
+    replies: SlackReplies | None = None
+    if app is not None:
+        channel = settings.review_channel or review.channel
+        if channel and not review.reviewers and not review.reviewer_group:
+            log.warning(
+                "the reviewer channel %s is set, but nobody may decide there: set review.reviewers or "
+                "review.reviewer_group (until then, only `parley review` decides)",
+                channel,
+            )
+        gateway = SlackGateway(app.client)
+        notifier = SlackNotifier(gateway, review, channel=channel)
+        replies = SlackReplies(gateway, min_interval_s=update_interval_s, streaming=settings.slack_streaming)
+    service = RunService(
         db,
-        runs,
-        app.client,
-        size=settings.workers,
-        min_interval_s=update_interval_s,
-        streaming=settings.slack_streaming,
-    )
-    reviewers = Reviewers(review, app.client)
-    jobs = Jobs(db, review, board, owner=owner.id) if run_jobs else None
-    recovery = Recovery(db, owner, board, queue) if run_jobs else None
-    prompts = prompt_set(assistant or AssistantConfig(), agent.tool_specs)
-    return SlackBot(
-        app,
-        db,
-        runs,
-        queue,
-        reviewers,
-        board,
-        metrics=metrics,
+        notifier,
+        agent,
+        owner=owner,
+        watchers=watchers,
+        review=review,
         jobs=jobs,
-        recovery=recovery,
-        llm_url=llm_url,
-        prompts=prompts,
-        escalate_on_feedback=review.escalate_on_feedback,
+        replies=replies,
+        workers=settings.workers,
     )
+    history = History(db)
+    slack = None
+    if app is not None:
+        prompts = prompt_set(assistant or AssistantConfig(), agent.tool_specs)
+        slack = SlackBot(app, service, history, review=review, prompts=prompts)
+    return Runtime(
+        db,
+        service,
+        history,
+        metrics,
+        slack=slack,
+        jobs=Jobs(db, service, jobs) if run_jobs else None,
+        recovery=RecoveryLoop(service, every_s=ownership.heartbeat_s) if run_jobs else None,
+        llm_url=llm_url,
+    )
+
+
+async def _llm_reachability(base_url: str | None) -> str:
+    if not base_url:
+        return "not configured (replay or none)"
+    try:
+        async with httpx.AsyncClient(timeout=2.0) as http:
+            response = await http.get(base_url.rstrip("/") + "/models")
+    except httpx.HTTPError as exc:
+        return f"unreachable: {type(exc).__name__}"
+    return "ok" if response.status_code < 500 else f"answering HTTP {response.status_code}"

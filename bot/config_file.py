@@ -12,10 +12,12 @@ import yaml
 from pydantic import ValidationError
 
 from agent import AgentConfig, ConfigError, exception_line
-from bot.review.config import ReviewConfig
+from bot.core.config import JobsConfig, OwnershipConfig, ReviewConfig, split_review
 from bot.suggested_prompts import AssistantConfig
 
 CONFIG_FILE = "parley.yaml"
+APPLICATION_SECTIONS = ("review", "jobs", "ownership")  # the application's; the rest is the engine's
+SECTION_OF = {"ReviewConfig": "review", "JobsConfig": "jobs", "OwnershipConfig": "ownership"}
 ERRORS_FILE = "errors.yaml"
 
 
@@ -35,6 +37,8 @@ class LoadedConfig:
     data_dir: Path  # where built-in tools find their data files
     hash: str
     review: ReviewConfig = field(default_factory=ReviewConfig)
+    jobs: JobsConfig = field(default_factory=JobsConfig)
+    ownership: OwnershipConfig = field(default_factory=OwnershipConfig)
     assistant: AssistantConfig = field(default_factory=AssistantConfig)
 
 
@@ -55,22 +59,41 @@ def load_config(path: Path | None = None) -> LoadedConfig:
     raw = {**raw, "errors": {**errors_table, **(raw.get("errors") or {})}}
     if "escalate_on" in raw:
         raise ConfigError(f"{path}: escalate_on belongs under review: (review.escalate_on)")
-    review_raw = dict(raw.get("review") or {}) if isinstance(raw.get("review"), dict) else raw.get("review")
+    for name in APPLICATION_SECTIONS:
+        if raw.get(name) is not None and not isinstance(raw.get(name), dict):
+            raise ConfigError(f"{path}: {name}: must be a mapping (got {type(raw[name]).__name__})")
     assistant = _assistant(path, raw.get("assistant"))
-    engine = {k: v for k, v in raw.items() if k not in ("review", "assistant")}
-    if isinstance(review_raw, dict) and "escalate_on" in review_raw:
-        engine["escalate_on"] = review_raw.pop("escalate_on")  # the engine decides what goes to people
+    engine = {k: v for k, v in raw.items() if k not in (*APPLICATION_SECTIONS, "assistant")}
     try:
-        review = ReviewConfig.model_validate(review_raw or {})
+        sections = split_review(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    if "escalate_on" in sections["review"]:
+        engine["escalate_on"] = sections["review"].pop("escalate_on")  # the engine decides what goes to people
+    try:
+        review = ReviewConfig.model_validate(sections["review"])
+        jobs = JobsConfig.model_validate(sections["jobs"])
+        ownership = OwnershipConfig.model_validate(sections["ownership"])
         agent = AgentConfig.model_validate(engine)
     except ValidationError as exc:
         first = exc.errors()[0]
-        in_review = exc.title == "ReviewConfig" or first["loc"][:1] == ("escalate_on",)
-        where = ".".join(str(p) for p in (("review", *first["loc"]) if in_review else first["loc"]))
+        section = SECTION_OF.get(exc.title)
+        if first["loc"][:1] == ("escalate_on",):
+            section = "review"
+        where = ".".join(str(p) for p in ((section, *first["loc"]) if section else first["loc"]))
         raise ConfigError(f"{path}: {where}: {first['msg']}") from None
     digest = hashlib.sha256(json.dumps(raw, sort_keys=True, default=str).encode()).hexdigest()[:16]
     data_dir = path.parent if (path.parent / "knowledge.yaml").is_file() else defaults_dir()
-    return LoadedConfig(agent=agent, path=path, data_dir=data_dir, hash=digest, review=review, assistant=assistant)
+    return LoadedConfig(
+        agent=agent,
+        path=path,
+        data_dir=data_dir,
+        hash=digest,
+        review=review,
+        jobs=jobs,
+        ownership=ownership,
+        assistant=assistant,
+    )
 
 
 def _assistant(path: Path, raw: Any) -> AssistantConfig:

@@ -31,10 +31,9 @@ from agent import (
     TraceEvent,
     exception_line,
 )
-from bot.review.service import count_pending_escalations
-from bot.store import Database
+from bot.store import Database, FeedbackVerdict
+from bot.store.escalations import count_pending_escalations
 from bot.store.feedback import Tally, count_feedback
-from bot.store.vocabulary import FeedbackVerdict
 
 log = logging.getLogger(__name__)
 

@@ -92,6 +92,13 @@ class Settings(BaseSettings):
         return problems
 
     @property
+    def slack_configured(self) -> bool:
+        """Any of Slack's variables is set: Slack is on (and `slack_problems` says what is missing)."""
+        return any(
+            secret is not None for secret in (self.slack_bot_token, self.slack_signing_secret, self.slack_app_token)
+        )
+
+    @property
     def llm_configured(self) -> bool:
         return bool(self.llm_base_url and self.llm_model)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from agent import ErrorCode, OutcomeKind
-from bot.store.vocabulary import EscalationStatus
+from bot.store.vocabulary import Decision, EscalationKind, EscalationStatus
 
 # The store cannot be reached: said when a question comes in, when a worker starts it, when history is read.
 DATABASE_UNAVAILABLE = "my database is unavailable. Please ask again in a minute."
@@ -184,7 +184,7 @@ class InListings:
 
 
 class InTerminal:
-    """What people read in the terminal: `parley ask`, `parley demo`, `parley runs show` (bot/render.py)."""
+    """What people read in the terminal: `parley ask`, `parley demo`, `parley runs show` (bot/cli/render.py)."""
 
     REFUSED = "REFUSED — {reason}"
     REFUSED_NOTE = "This request needs a person's review; nothing was done on it."
@@ -201,11 +201,16 @@ class InReview:
     """What reviewers and askers read about an escalation: the reviewer message, its forms, the decisions
     told in the asker's thread (bot/slack/review_blocks.py)."""
 
-    # The reviewer message's title, by the outcome of the run as it went to review (`escalated_run`).
-    TITLE: ClassVar[dict[OutcomeKind, str]] = {
-        OutcomeKind.HELD: "⏸️ An action is waiting for approval",
-        OutcomeKind.REFUSED: "⛔ A policy refused this request",
-        OutcomeKind.ESCALATED: "🧯 Parley could not finish this on its own",
+    # The reviewer message's title, by why the run went to people.
+    TITLE: ClassVar[dict[EscalationKind, str]] = {
+        EscalationKind.HELD_ACTION: "⏸️ An action is waiting for approval",
+        EscalationKind.POLICY: "⛔ A policy refused this request",
+        EscalationKind.EXHAUSTED: "🧯 Parley could not finish this on its own",
+        EscalationKind.FEEDBACK: "👎 Someone says this answer is wrong",
+    }
+    # Buttons named otherwise than Approve / Reject for a kind of escalation.
+    BUTTONS: ClassVar[dict[EscalationKind, dict[Decision, str]]] = {
+        EscalationKind.FEEDBACK: {Decision.APPROVED: "Correct the answer", Decision.REJECTED: "Withdraw the answer"},
     }
     DECIDED: ClassVar[dict[EscalationStatus, str]] = {
         EscalationStatus.APPROVED: "✅ Approved by {who} at {at}",
@@ -217,6 +222,7 @@ class InReview:
     REMINDER = "⏰ Still waiting for a decision ({age}). Approve or reject above."
     STOPPED = "Parley stopped before it finished this question."  # a run ended without an answer of its own
     GONE = "This escalation no longer exists."
+    NOT_OFFERED = "This decision is not offered for this kind of escalation."
     ALREADY_DECIDED = "Already decided: {line}"
     SOMEONE_DECIDED = "someone else decided"
     FORM_NOT_OPENED = "Slack did not open the form in time; please click again."
@@ -232,6 +238,7 @@ class InReview:
         "⚠️ The arguments are {chars:,} characters long: read them in full in this message's thread before you decide."
     )
     DRAFT = "*Draft answer*"
+    GIVEN = "*The answer, as the asker saw it*"
     IN_THE_FORM = "the Approve form"
     MORE_CHARACTERS = "_({count:,} more characters: {where})_"
     MORE_ITEMS = "_… and {count} more: {where}_"
@@ -266,7 +273,7 @@ class InReview:
 class InFeedback:
     """What people read about feedback on an answer: its 👍 / 👎 buttons, the "what was wrong?" form, the
     private replies to a click, the reviewers' note, and the tally wherever a run is listed
-    (bot/slack/feedback_blocks.py, bot/slack/feedback.py, bot/history.py)."""
+    (bot/slack/feedback_blocks.py, bot/slack/feedback.py, bot/cli/runs.py)."""
 
     UP = "Good answer"
     DOWN = "Bad answer"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 
 def unit_of(module: str, root: str) -> str | None:
-    """`bot.slack.review` → `bot.slack`; `bot.runs` → `bot.runs`; anything outside `root` → None."""
+    """`bot.slack.review.desk` → `bot.slack`; `bot.runs` → `bot.runs`; anything outside `root` → None."""
     parts = module.split(".")
     if parts[0] != root or len(parts) < 2:
         return None

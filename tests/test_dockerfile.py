@@ -30,9 +30,9 @@ import yaml
 from sqlalchemy.engine import make_url
 
 from agent import RunStatus, TerminationReason
-from bot.review.config import ReviewConfig
+from bot.core import JobsConfig, OwnershipConfig, ReviewConfig
 from bot.settings import Settings
-from bot.slack.app import HEALTH_PATH
+from bot.web import HEALTH_PATH
 from tests.fakes.llm_server import FakeLLMServer
 from tests.serving import free_port, server_process, terminate
 
@@ -502,6 +502,8 @@ def test_the_operating_section_covers_every_variable_key_reason_and_status():
     wanted = {
         *settings_variables(),
         *(f"review.{key}" for key in ReviewConfig.model_fields),
+        *(f"jobs.{key}" for key in JobsConfig.model_fields),
+        *(f"ownership.{key}" for key in OwnershipConfig.model_fields),
         *(reason.value for reason in TerminationReason),
         *(status.value for status in RunStatus),
         *("runs", "steps", "tool_calls", "verdicts", "escalations", "audit_events", "job_leases", "run_owners"),

@@ -15,26 +15,30 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from agent import Agent, ConfigError, Recorder, shorten
+from agent import Agent, Recorder, shorten
 from bot.age import age
 from bot.assembly import build_brain, command_line_notifier, open_agent
-from bot.config_file import LoadedConfig
-from bot.notifier import Notifier
-from bot.progress import ConsoleProgress
-from bot.render import render_result
-from bot.review.service import (
-    CLI_OPERATOR,
+from bot.cli.progress import ConsoleProgress
+from bot.cli.render import render_result
+from bot.cli.usage import UsageError
+from bot.config_file import LoadedConfig, load_config
+from bot.core import (
     Decision,
+    DecisionRefused,
+    Escalated,
+    EscalationKind,
     HeldCallsChanged,
-    current_escalation,
-    pending_escalations,
+    History,
+    Notifier,
+    NotResumed,
+    RunService,
+    StoredEscalation,
+    StoredRun,
 )
-from bot.runs import NotResumed, RunService
 from bot.settings import Settings
-from bot.store import Database, EscalationKind, EscalationStatus, RunNotFound, open_store
-from bot.store.models import EscalationRecord, Run
-from bot.store.queries import resolve_run_id
+from bot.store import Database, open_store
 
+CLI_OPERATOR = "cli"  # the actor recorded for `parley review …` (trusted: the operator runs the process)
 EXIT_OK = 0
 EXIT_ALREADY_DECIDED = 1  # someone decided first: not a usage error, but nothing was done
 SHOWN_ID = 12
@@ -42,13 +46,13 @@ QUESTION_WIDTH = 100
 DRAFT_WIDTH = 300
 
 
-class ReviewRefused(ConfigError):
+class ReviewRefused(UsageError):
     """The command cannot be carried out as given (one line, exit 2)."""
 
 
-def add_review_commands(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> None:
     review = sub.add_parser("review", help="escalations waiting for a person: list, approve, reject")
-    review.set_defaults(config=None)
+    review.set_defaults(config=None, handler=run)
     review_sub = review.add_subparsers(dest="review_command", required=True)
 
     listing = review_sub.add_parser("list", help="escalations waiting for a decision, oldest first")
@@ -74,7 +78,8 @@ def add_review_commands(sub: argparse._SubParsersAction) -> None:
     reject.add_argument("--json", action="store_true", help="print the outcome as JSON")
 
 
-async def run_review_command(args: argparse.Namespace, settings: Settings, loaded: LoadedConfig) -> int:
+async def run(args: argparse.Namespace, settings: Settings) -> int:
+    loaded = load_config(args.config or settings.config)
     reason = None
     if args.review_command == "list":
         if args.limit < 1 or args.limit > 1000:
@@ -88,10 +93,11 @@ async def run_review_command(args: argparse.Namespace, settings: Settings, loade
         if args.review_command == "list":
             return await _list(db, args, sys.stdout)
         actor = operator(settings)
-        escalation, run = await _escalation_of(db, args.run_id)
-        if escalation.status != EscalationStatus.PENDING:
+        found = await _escalation_of(db, args.run_id)
+        escalation, run = found.escalation, found.run
+        if not escalation.pending:
             return already_decided(escalation)
-        notifier = command_line_notifier(settings, loaded, db)
+        notifier = command_line_notifier(settings, loaded)
         if args.review_command == "reject":
             assert reason
             return await _decide(db, args, run, actor, Decision.REJECTED, notifier, reason=reason)
@@ -108,17 +114,17 @@ def operator(settings: Settings) -> str:
     return user if user.startswith(f"{CLI_OPERATOR}:") else f"{CLI_OPERATOR}:{user}"
 
 
-async def _escalation_of(db: Database, wanted: str) -> tuple[EscalationRecord, Run]:
-    run_id = await resolve_run_id(db, wanted)
-    escalation, run = await current_escalation(db, run_id)
-    if run is None:  # removed between the two reads
-        raise RunNotFound(wanted)
-    if escalation is None:
-        raise ReviewRefused(f"run {run_id[:SHOWN_ID]} ({run.status}) has no escalation: there is nothing to decide")
-    return escalation, run
+async def _escalation_of(db: Database, wanted: str) -> Escalated:
+    run_id = await History(db).run_id(wanted)
+    found = await RunService(db).escalation_of(run_id)
+    if found is None:
+        trace = await History(db).trace(run_id)
+        why = f"run {run_id[:SHOWN_ID]} ({trace.run.status}) has no escalation: there is nothing to decide"
+        raise ReviewRefused(why)
+    return found
 
 
-def already_decided(escalation: EscalationRecord | None) -> int:
+def already_decided(escalation: StoredEscalation | None) -> int:
     if escalation is None:  # cannot happen once an escalation existed; said plainly all the same
         print("parley: Already decided", file=sys.stderr)
     else:
@@ -134,19 +140,19 @@ def already_decided(escalation: EscalationRecord | None) -> int:
 
 
 async def _list(db: Database, args: argparse.Namespace, out: TextIO) -> int:
-    rows = await pending_escalations(db, limit=args.limit + 1)
+    rows = await History(db).waiting(limit=args.limit + 1)
     more = len(rows) > args.limit
     rows = rows[: args.limit]
     now = datetime.now(UTC)
     if args.json:
-        body = {"escalations": [escalation_summary(esc, run, now=now) for esc, run in rows], "more": more}
+        body = {"escalations": [escalation_summary(e.escalation, e.run, now=now) for e in rows], "more": more}
         out.write(json.dumps(body, ensure_ascii=False, indent=2) + "\n")
     else:
         out.write(render_pending(rows, more=more, now=now))
     return EXIT_OK
 
 
-def escalation_summary(escalation: EscalationRecord, run: Run, *, now: datetime) -> dict[str, Any]:
+def escalation_summary(escalation: StoredEscalation, run: StoredRun, *, now: datetime) -> dict[str, Any]:
     return {
         "run_id": run.id,
         "escalation_id": escalation.id,
@@ -160,19 +166,20 @@ def escalation_summary(escalation: EscalationRecord, run: Run, *, now: datetime)
         "asker": run.asker,
         "channel_id": run.channel_id,
         "question": run.question,
-        "held_calls": escalation.held_calls,
+        "held_calls": [call.model_dump() for call in escalation.held_calls],
         "tool": escalation.tool,
         "arguments": escalation.arguments,
         "draft_answer": escalation.draft_answer,
     }
 
 
-def render_pending(rows: list[tuple[EscalationRecord, Run]], *, more: bool, now: datetime) -> str:
+def render_pending(rows: list[Escalated], *, more: bool, now: datetime) -> str:
     if not rows:
         return "No escalations are waiting for a decision.\n"
     count = f"{len(rows)} escalation{'' if len(rows) == 1 else 's'}"
     lines = [f"{count} waiting for a decision, oldest first:"]
-    for esc, run in rows:
+    for found in rows:
+        esc, run = found.escalation, found.run
         where = f" in {run.channel_id}" if run.channel_id else ""
         lines.append("")
         lines.append(
@@ -182,10 +189,10 @@ def render_pending(rows: list[tuple[EscalationRecord, Run]], *, more: bool, now:
         lines.append(f"  Q: {shorten(run.question, QUESTION_WIDTH)}")
         lines.append(f"  why: {esc.message or esc.reason} ({esc.reason}, {esc.level})")
         for call in esc.held_calls:
-            lines.append(f"  held: {call.get('tool')} {_json(call.get('arguments'))}  (call {call.get('id')})")
+            lines.append(f"  held: {call.tool} {_json(call.arguments)}  (call {call.id})")
         if not esc.held_calls and esc.tool:
             lines.append(f"  refused: {esc.tool} {_json(esc.arguments)}")
-        if esc.kind != EscalationKind.HELD_ACTION and esc.draft_answer:
+        if esc.kind is not EscalationKind.HELD_ACTION and esc.draft_answer:
             lines.append(f"  draft: {shorten(esc.draft_answer, DRAFT_WIDTH)}")
     lines.append("")
     if more:
@@ -205,8 +212,8 @@ async def _approve_held(
     args: argparse.Namespace,
     settings: Settings,
     loaded: LoadedConfig,
-    escalation: EscalationRecord,
-    run: Run,
+    escalation: StoredEscalation,
+    run: StoredRun,
     actor: str,
     notifier: Notifier,
 ) -> int:
@@ -238,10 +245,12 @@ async def _approve_held(
     return EXIT_OK
 
 
-def _check_tools(agent: Agent, escalation: EscalationRecord, run: Run, loaded: LoadedConfig, *, quiet: bool) -> None:
+def _check_tools(
+    agent: Agent, escalation: StoredEscalation, run: StoredRun, loaded: LoadedConfig, *, quiet: bool
+) -> None:
     """The held calls need their tools in this configuration; another configuration is noted, not refused."""
     short = run.id[:SHOWN_ID]
-    missing = sorted({str(call.get("tool")) for call in escalation.held_calls} - set(agent.tool_names))
+    missing = sorted({call.tool for call in escalation.held_calls} - set(agent.tool_names))
     if missing:
         raise ReviewRefused(
             f"run {short} holds calls to {', '.join(missing)}, which {loaded.path} does not configure: "
@@ -258,8 +267,8 @@ def _check_tools(agent: Agent, escalation: EscalationRecord, run: Run, loaded: L
 async def _approve_with_answer(
     db: Database,
     args: argparse.Namespace,
-    escalation: EscalationRecord,
-    run: Run,
+    escalation: StoredEscalation,
+    run: StoredRun,
     actor: str,
     notifier: Notifier,
 ) -> int:
@@ -301,7 +310,7 @@ def _answer(args: argparse.Namespace) -> str | None:
 async def _decide(
     db: Database,
     args: argparse.Namespace,
-    run: Run,
+    run: StoredRun,
     actor: str,
     decision: Decision,
     notifier: Notifier,
@@ -310,7 +319,10 @@ async def _decide(
     reason: str | None = None,
 ) -> int:
     """Record the decision (unless someone decided first), show it in Slack when configured, print it."""
-    settled = await RunService(db, notifier).decide(run.id, decision, actor=actor, answer=answer, reason=reason)
+    try:
+        settled = await RunService(db, notifier).decide(run.id, decision, actor=actor, answer=answer, reason=reason)
+    except DecisionRefused as exc:
+        raise ReviewRefused(f"run {run.id[:SHOWN_ID]}: {exc}") from None
     if not settled.won:
         return already_decided(settled.escalation)
     _print_decision(args, settled.escalation, run, answer=answer, reason=reason)
@@ -319,8 +331,8 @@ async def _decide(
 
 def _print_decision(
     args: argparse.Namespace,
-    escalation: EscalationRecord | None,
-    run: Run,
+    escalation: StoredEscalation | None,
+    run: StoredRun,
     *,
     answer: str | None = None,
     reason: str | None = None,

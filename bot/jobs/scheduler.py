@@ -1,6 +1,6 @@
 """Jobs: the timed jobs on APScheduler, each tick guarded by its lease so one replica runs each job.
 
-Every `job_interval_s` each job ticks: claim its lease → run its sweep with `now = clock()` → release the
+Every `jobs.interval_s` each job ticks: claim its lease → run its sweep with `now = clock()` → release the
 lease with the outcome. A sweep that raises is logged in one line and released with the error; it stops
 neither the other jobs nor the scheduler. `run_due` does one pass of every job through the same path, for
 tests and the command line.
@@ -17,12 +17,10 @@ from datetime import UTC, datetime
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from agent import exception_line
-from bot.jobs.leases import claim, release
+from bot.core import JobsConfig, RunService
 from bot.jobs.sweeps import SWEEPS, Sweep
-from bot.notifier import Notifier
-from bot.owner import process_id
-from bot.review.config import ReviewConfig
-from bot.store.database import Database
+from bot.store import Database
+from bot.store.leases import claim, release
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +37,8 @@ class Jobs:
     def __init__(
         self,
         db: Database,
-        config: ReviewConfig,
-        notifier: Notifier,
+        service: RunService,
+        config: JobsConfig | None = None,
         *,
         clock: Callable[[], datetime] | None = None,
         owner: str | None = None,
@@ -48,14 +46,14 @@ class Jobs:
         sweeps: Mapping[str, Sweep] = SWEEPS,
     ) -> None:
         self._db = db
-        self._config = config
-        self._notifier = notifier
+        self._service = service
+        self._config = config or JobsConfig()
         self._clock = clock or (lambda: datetime.now(UTC))
-        self.owner = owner or process_id()  # `parley serve` gives its RunOwner's id: one id per process
+        self.owner = owner or service.owner.id  # one id per process: the one its runs are held under
         # How long a tick may hold its job's lease: one interval by default, when the next tick comes anyway.
         # Its sweep is cut off there, so a lease outlives no sweep, and a replica that dies (or loses the
         # database) holding a lease delays that job by at most one interval.
-        self._lease_s = lease_s if lease_s is not None else config.job_interval_s
+        self._lease_s = lease_s if lease_s is not None else self._config.interval_s
         self._sweeps = dict(sweeps)
         self._scheduler: AsyncIOScheduler | None = None
         self._ticks: set[asyncio.Task[object]] = set()
@@ -68,7 +66,7 @@ class Jobs:
         """Schedule every job on the running event loop; the first ticks come at once."""
         if self._scheduler is not None:
             raise RuntimeError("the timed jobs are already started")
-        interval = self._config.job_interval_s
+        interval = self._config.interval_s
         scheduler = AsyncIOScheduler(timezone=UTC, event_loop=asyncio.get_running_loop())
         first = datetime.now(UTC)
         for name in self._sweeps:
@@ -119,7 +117,7 @@ class Jobs:
 
     async def _run(self, name: str, now: datetime | None) -> int | None:
         started = now or self._clock()
-        due_after_s = self._config.job_interval_s * (1 - DUE_TOLERANCE)
+        due_after_s = self._config.interval_s * (1 - DUE_TOLERANCE)
         try:
             claimed = await claim(
                 self._db, name, self.owner, now=started, interval_s=due_after_s, lease_s=self._lease_s
@@ -133,7 +131,7 @@ class Jobs:
         bound = asyncio.timeout(self._lease_s)
         try:
             async with bound:
-                handled = await self._sweeps[name](self._db, self._config, self._notifier, now=started)
+                handled = await self._sweeps[name](self._service, started)
             outcome = f"ok: {handled} handled"
         except asyncio.CancelledError:
             await self._release(name, now, "cancelled: Parley was shutting down")

@@ -1,7 +1,7 @@
 """The assistant pane: Parley opened from Slack's top bar, through bolt's `AsyncAssistant` middleware.
 
 A new assistant thread is offered the suggested prompts; a question asked there goes through the same intake
-as a direct message (`SlackBot.take`: the same exactly-once key, queue, progress and answer), and one thread is
+as a direct message (`RunService.take`: the same exactly-once key, queue, progress and answer), and one thread is
 one conversation, so a follow-up there carries the earlier exchanges. The thread's first question becomes its
 title. The middleware takes every threaded DM message without a bot (bolt's `user_message`), so a reply in an
 ordinary DM thread comes here too and is taken the same way. The run's status in the thread is not set here.
@@ -18,10 +18,9 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 
 from agent import exception_line
+from bot.core import RunService, StoreUnavailable
 from bot.slack.events import Candidate, Ignored, read, read_assistant_thread
-from bot.slack.gateway import SlackFailure, slack_call
-from bot.store import Database, StoreUnavailable
-from bot.store.conversations import thread_is_ours
+from bot.slack.gateway import attempt
 from bot.suggested_prompts import PromptSet, thread_title
 
 log = logging.getLogger(__name__)
@@ -32,9 +31,9 @@ Take = Callable[[Candidate], Awaitable[str | None]]
 class AssistantPane:
     """The listeners of bolt's assistant middleware: thread started, context changed, a person's message."""
 
-    def __init__(self, prompts: PromptSet, db: Database, take: Take) -> None:
+    def __init__(self, prompts: PromptSet, service: RunService, take: Take) -> None:
         self.prompts = prompts
-        self._db = db
+        self._service = service
         self._take = take
 
     def middleware(self) -> AsyncAssistant:
@@ -53,15 +52,11 @@ class AssistantPane:
         if not self.prompts.prompts or set_suggested_prompts is None:
             return
         prompts = [prompt.model_dump() for prompt in self.prompts.prompts]
-        try:
-            await slack_call(set_suggested_prompts(prompts, title=self.prompts.title))
-        except SlackFailure as exc:
-            log.warning(
-                "could not set the suggested prompts of assistant thread %s/%s: %s",
-                thread.channel_id,
-                thread.thread_ts,
-                exc,
-            )
+        where = f"{thread.channel_id}/{thread.thread_ts}"
+        await attempt(
+            set_suggested_prompts(prompts, title=self.prompts.title),
+            what=f"set the suggested prompts of assistant thread {where}",
+        )
 
     async def _context_changed(self, body: dict[str, Any]) -> None:
         log.debug("assistant thread context changed (not used): %s", body.get("event_id"))
@@ -77,22 +72,21 @@ class AssistantPane:
         if run_id is None or not first or set_title is None:
             return
         ask = found.ask
-        try:
-            await slack_call(set_title(thread_title(ask.question)))
-        except SlackFailure as exc:
-            log.warning("could not title assistant thread %s/%s: %s", ask.channel_id, ask.thread_ts, exc)
+        await attempt(set_title(thread_title(ask.question)), what=f"title the assistant thread of run {run_id}")
 
     async def _is_first_question(self, candidate: Candidate) -> bool:
-        ask = candidate.ask
+        conversation = candidate.ask.conversation
+        if conversation is None:
+            return False
         try:
-            return not await thread_is_ours(self._db, ask.workspace_id, ask.channel_id, ask.thread_ts)
+            return not await self._service.asked_before(conversation)
         except StoreUnavailable as exc:
             log.warning("cannot tell whether a question opens its assistant thread: %s", exception_line(exc))
             return False
 
 
-def register_assistant_pane(app: AsyncApp, prompts: PromptSet, db: Database, take: Take) -> AssistantPane:
+def register_assistant_pane(app: AsyncApp, prompts: PromptSet, service: RunService, take: Take) -> AssistantPane:
     """The pane's listeners, as bolt middleware: assistant events never reach the app's own `message` listener."""
-    pane = AssistantPane(prompts, db, take)
+    pane = AssistantPane(prompts, service, take)
     app.assistant(pane.middleware())
     return pane

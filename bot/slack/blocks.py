@@ -65,7 +65,7 @@ _ENTITY = re.compile(r"&[a-z]{0,3}$")
 @dataclass(frozen=True)
 class SlackMessage:
     """One message to post (or to update in place): plain-text fallback, Block Kit blocks, and the message
-    metadata apps read back (`bot.slack.marks`), if any."""
+    metadata apps read back (`bot.slack.reply.marks`), if any."""
 
     text: str
     blocks: list[dict[str, Any]] = field(default_factory=list)

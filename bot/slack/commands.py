@@ -19,6 +19,17 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 
 from agent import OutcomeKind, RunStatus, shorten
+from bot.core import (
+    MIN_PREFIX,
+    AmbiguousRun,
+    History,
+    RunFilter,
+    RunNotFound,
+    StoredEscalation,
+    StoredRun,
+    StoredToolCall,
+    StoredTrace,
+)
 from bot.slack.blocks import (
     RUN_ID_CHARS,
     SlackMessage,
@@ -34,21 +45,8 @@ from bot.slack.blocks import (
     status_emoji,
 )
 from bot.slack.gateway import SlackFailure, slack_call
-from bot.slack.history import HistoryUnavailable, feedback_entry, person, reading, run_entry, when
-from bot.slack.reviewers import Reviewers
-from bot.store.database import Database
-from bot.store.errors import AmbiguousRun, RunNotFound
-from bot.store.feedback import tallies
-from bot.store.models import EscalationRecord, ToolCallRecord
-from bot.store.queries import (
-    MIN_PREFIX,
-    RunFilter,
-    RunTrace,
-    list_runs,
-    load_trace,
-    resolve_run_id,
-)
-from bot.store.stored_run import STORED_COLUMNS, StoredRun, stored_run
+from bot.slack.listings import HistoryUnavailable, feedback_entry, person, reading, run_entry, when
+from bot.slack.review.reviewers import Reviewers
 from bot.wording import InCommand
 
 log = logging.getLogger(__name__)
@@ -85,8 +83,8 @@ class SlashCommand(BaseModel):
 class ParleyCommand:
     """Answers `/parley …` from the store, for the person who typed it."""
 
-    def __init__(self, db: Database, reviewers: Reviewers) -> None:
-        self._db = db
+    def __init__(self, history: History, reviewers: Reviewers) -> None:
+        self._history = history
         self._reviewers = reviewers
 
     async def on_command(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
@@ -127,15 +125,15 @@ class ParleyCommand:
         async with reading():
             reviewer = await self._reviewers.is_reviewer(user)
             filters = RunFilter(statuses=[status.value] if status else (), asker=None if reviewer else user)
-            page = await list_runs(self._db, filters, limit=LIST_SIZE, columns=STORED_COLUMNS)
-            counted = await tallies(self._db, [run.id for run in page.runs])
+            page = await self._history.stored_runs(filters, limit=LIST_SIZE)
+            counted = await self._history.tallies([run.id for run in page.runs])
         of_status = InCommand.OF_STATUS.format(status=status.value) if status else ""
         heading = (InCommand.EVERYONE_HEADING if reviewer else InCommand.MINE_HEADING) + of_status
         if not page.runs:
             return _notice(heading, InCommand.NONE_FOUND.format(of_status=of_status))
         blocks = [
             section(heading),
-            *[section(run_entry(stored_run(run), asker=reviewer, feedback=counted.get(run.id))) for run in page.runs],
+            *[section(run_entry(run, asker=reviewer, feedback=counted.get(run.id))) for run in page.runs],
         ]
         if page.next_cursor:
             blocks += contexts(InCommand.MORE.format(count=LIST_SIZE))
@@ -152,8 +150,7 @@ class ParleyCommand:
             reviewer = await self._reviewers.is_reviewer(user)
             try:
                 # Anyone but a reviewer looks among their own runs only: another's run is as if it did not exist.
-                run_id = await resolve_run_id(self._db, wanted, asker=None if reviewer else user)
-                trace = await load_trace(self._db, run_id)
+                trace = await self._history.trace(wanted, asker=None if reviewer else user)
             except RunNotFound as missing:
                 refusal = InCommand.NO_RUN if reviewer else InCommand.NO_RUN_OF_YOURS
                 return [_notice(refusal.format(wanted=shown) + (TOO_SHORT if missing.too_short else ""))]
@@ -162,16 +159,16 @@ class ParleyCommand:
         return run_messages(trace)
 
 
-def register_commands(app: AsyncApp, db: Database, reviewers: Reviewers) -> ParleyCommand:
+def register_commands(app: AsyncApp, history: History, reviewers: Reviewers) -> ParleyCommand:
     """Answer `/parley` (the command the app manifest declares)."""
-    command = ParleyCommand(db, reviewers)
+    command = ParleyCommand(history, reviewers)
     app.command(COMMAND)(command.on_command)
     return command
 
 
-def run_messages(trace: RunTrace) -> list[SlackMessage]:
+def run_messages(trace: StoredTrace) -> list[SlackMessage]:
     """One run as people may read it in Slack: question, outcome, answer, sources, steps, review."""
-    run = trace.stored
+    run = trace.run
     result = run.result
     answer = (result.answer if result else "").strip()
     title = InCommand.ANSWER if run.outcome is OutcomeKind.ANSWERED else InCommand.FINAL
@@ -189,7 +186,7 @@ def run_messages(trace: RunTrace) -> list[SlackMessage]:
     return pack(blocks)
 
 
-def _feedback(trace: RunTrace) -> list[dict[str, Any]]:
+def _feedback(trace: StoredTrace) -> list[dict[str, Any]]:
     if not trace.feedback:
         return []
     return sections(f"{InCommand.FEEDBACK}\n" + "\n".join(f"• {feedback_entry(f)}" for f in trace.feedback))
@@ -215,8 +212,8 @@ def _missing(items: list[str]) -> list[dict[str, Any]]:
     return sections(InCommand.MISSING + "\n" + "\n".join(f"• {escape(item)}" for item in items))
 
 
-def _steps(trace: RunTrace) -> str:
-    calls: dict[int, list[ToolCallRecord]] = {}
+def _steps(trace: StoredTrace) -> str:
+    calls: dict[int, list[StoredToolCall]] = {}
     for call in trace.tool_calls:
         calls.setdefault(call.step, []).append(call)
     lines = []
@@ -231,7 +228,7 @@ def _steps(trace: RunTrace) -> str:
     return InCommand.STEPS + "\n" + "\n".join(shown)
 
 
-def _call(call: ToolCallRecord) -> str:
+def _call(call: StoredToolCall) -> str:
     outcome = (
         "✓" if call.ok else f"✗ {call.error_code or 'failed'}" + (f" ({call.error_level})" if call.error_level else "")
     )
@@ -239,7 +236,7 @@ def _call(call: ToolCallRecord) -> str:
     return escape(f"{call.tool}({_arguments(call.arguments)}) {outcome}{retried}")
 
 
-def _review(escalation: EscalationRecord) -> str:
+def _review(escalation: StoredEscalation) -> str:
     why = " · ".join(part for part in (escalation.kind, escalation.reason, escalation.level) if part)
     if escalation.message:
         why += " — " + escalation.message

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from bot.store.conversations import SlackAsk
+from bot.core import Ask, Conversation, RunOrigin, RunSource
 
 # Subtypes that are still a person asking: a message with a file, a thread reply also sent to the channel.
 # Edits (message_changed) and deletions (message_deleted) are not new questions: a run already under way
@@ -53,7 +53,12 @@ class Candidate:
     """A message that may ask Parley something; a thread reply counts only in a thread Parley is in."""
 
     kind: Kind
-    ask: SlackAsk
+    ask: Ask
+
+    @property
+    def follow_up(self) -> bool:
+        """A plain reply in a thread: a question only where Parley was asked before."""
+        return self.kind == "thread_reply"
 
 
 def read(body: dict[str, Any], bot_user_id: str | None) -> Candidate | Ignored:
@@ -70,14 +75,10 @@ def read(body: dict[str, Any], bot_user_id: str | None) -> Candidate | Ignored:
     question = strip_mention(event.text, bot_user_id)
     if not question:
         return Ignored("no question in the message")
-    ask = SlackAsk(
-        workspace_id=event.team or envelope.team_id,
-        channel_id=event.channel,
-        thread_ts=event.thread_ts or event.ts,
-        trigger_ts=event.ts,
-        asker=event.user,
-        question=question,
+    thread = Conversation(
+        workspace=event.team or envelope.team_id, channel=event.channel, thread=event.thread_ts or event.ts
     )
+    ask = Ask(question, RunOrigin(RunSource.SLACK, event.user, thread), message=event.ts)
     if event.type == "app_mention":
         return Candidate("mention", ask)
     if event.channel_type == "im":

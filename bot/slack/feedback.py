@@ -10,13 +10,13 @@ reviewers read.
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
-from slack_sdk.web.async_client import AsyncWebClient
 
 from agent import exception_line
-from bot.runs import RunService
+from bot.core import FeedbackRefused, FeedbackVerdict, Recorded, RunService, StoreUnavailable
 from bot.slack.feedback_blocks import (
     COMMENT_BLOCK,
     COMMENT_INPUT,
@@ -26,17 +26,8 @@ from bot.slack.feedback_blocks import (
     comment_modal,
     read_value,
 )
+from bot.slack.gateway import SlackGateway
 from bot.slack.interactions import Interaction, answer_privately, open_form, read_interaction
-from bot.slack.review import ReviewBoard
-from bot.store import Database, StoreUnavailable
-from bot.store.feedback import (
-    FeedbackRefused,
-    Recorded,
-    comment_on,
-    note_on_feedback_escalation,
-    record_feedback,
-)
-from bot.store.vocabulary import FeedbackVerdict
 from bot.wording import InFeedback
 
 log = logging.getLogger(__name__)
@@ -52,21 +43,9 @@ def escalation_note(user: str, by_asker: bool, comment: str | None = None) -> st
 class FeedbackDesk:
     """Takes the clicks on feedback buttons and the "what was wrong?" forms."""
 
-    def __init__(
-        self,
-        app: AsyncApp,
-        db: Database,
-        runs: RunService,
-        board: ReviewBoard,
-        client: AsyncWebClient,
-        *,
-        escalate: bool = False,
-    ) -> None:
-        self._db = db
-        self._runs = runs
-        self._board = board
-        self._client = client
-        self._escalate = escalate
+    def __init__(self, app: AsyncApp, service: RunService, gateway: SlackGateway) -> None:
+        self._service = service
+        self._gateway = gateway
         app.action(FEEDBACK)(self._on_click)
         app.view(COMMENT_MODAL)(self._on_comment)
 
@@ -80,14 +59,8 @@ class FeedbackDesk:
             await self._tell(clicked, InFeedback.UNKNOWN_RUN)
             return
         run = click.run_id
-
-        def note(by_asker: bool) -> str:
-            return escalation_note(user, by_asker)
-
         try:
-            recorded = await record_feedback(
-                self._db, run, user, click.verdict, escalation=note if self._escalate else None
-            )
+            recorded = await self._service.feedback(run, user, click.verdict, note=partial(escalation_note, user))
         except FeedbackRefused as exc:
             log.info("refused a feedback click by %s: %s", user, exc)
             shown = InFeedback.UNKNOWN_RUN if exc.why == "unknown_run" else InFeedback.UNFINISHED
@@ -97,10 +70,8 @@ class FeedbackDesk:
             log.error("feedback by %s on run %s not recorded, the store is unavailable: %s", user, run, _why(exc))
             await self._tell(clicked, InFeedback.NOT_RECORDED)
             return
-        if recorded.escalated:
-            await self._runs.show_escalation(run)
         if recorded.verdict is FeedbackVerdict.DOWN and await open_form(
-            self._client, clicked, comment_modal(run), "the feedback form"
+            self._gateway, clicked, comment_modal(run), "the feedback form"
         ):
             return  # the form is the acknowledgement
         await self._tell(clicked, _thanks(recorded))
@@ -117,7 +88,7 @@ class FeedbackDesk:
             await ack(response_action="errors", errors={COMMENT_BLOCK: InFeedback.UNKNOWN_RUN})
             return
         try:
-            kept = await comment_on(self._db, run, user, comment)
+            kept = await self._service.comment(run, user, comment)
         except StoreUnavailable as exc:
             log.error("feedback note by %s on run %s not kept, the store is unavailable: %s", user, run, _why(exc))
             # Shown in the form, which stays open with the text in it: nothing typed is lost.
@@ -126,28 +97,11 @@ class FeedbackDesk:
         if not kept:
             await ack(response_action="errors", errors={COMMENT_BLOCK: InFeedback.COMMENT_NO_DOWN})
             return
-        await ack()
-        if self._escalate:
-            await self._renote(run, user, comment)
-
-    async def _renote(self, run_id: str, user: str, comment: str) -> None:
-        """The pending feedback escalation's message, with the note; the reviewer message shows it (if posted)."""
-        try:
-            esc, run = await self._runs.escalation_of(run_id)
-            if run is None:
-                return
-            note = escalation_note(user, run.asker == user, comment)
-            if not await note_on_feedback_escalation(self._db, run_id, note):
-                return
-            esc, run = await self._runs.escalation_of(run_id)
-        except StoreUnavailable as exc:
-            log.warning("the reviewers' note on run %s was not updated: %s", run_id, _why(exc))
-            return
-        if esc is not None and run is not None:
-            await self._board.show_pending(esc, run)
+        await ack()  # Slack's 3 seconds: the reviewers' copy of the note comes after
+        await self._service.renote_feedback(run, user, comment, note=partial(escalation_note, user))
 
     async def _tell(self, clicked: Interaction, text: str) -> None:
-        await answer_privately(self._client, clicked, text)
+        await answer_privately(self._gateway, clicked, text)
 
 
 def _thanks(recorded: Recorded) -> str:

@@ -18,8 +18,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
-from bot.store.feedback import COMMENT_CHARS
-from bot.store.vocabulary import FeedbackVerdict
+from bot.core import COMMENT_CHARS, FeedbackVerdict
 from bot.wording import InFeedback
 
 FEEDBACK = "parley_feedback"  # the feedback buttons' action_id

@@ -1,13 +1,16 @@
-"""The Slack gateway: every error of a call to Slack is mapped here, once, into `SlackFailure`.
+"""The Slack gateway: every error of a call to Slack is mapped here, once, into `SlackFailure`; and the calls
+whose failure only costs one message (`SlackGateway`) are logged here, once, with what they were for.
 
 slack_sdk raises `SlackApiError` when Slack answers `ok: false`, `SlackClientError` subclasses for what it
-could not send or read, and lets aiohttp's errors, `OSError` and timeouts through from the connection. Parley's
-code awaits `slack_call(client.chat_postMessage(…))` and catches one type; nothing of slack_sdk or aiohttp
-leaks past this module (tested).
+could not send or read, and lets aiohttp's errors, `OSError` and timeouts through from the connection. Code that
+must act on Slack's answer awaits `slack_call(client.chat_postMessage(…))` and catches one type; everything else
+sends through a `SlackGateway`, which never raises. Nothing of slack_sdk or aiohttp leaks past this module
+(tested).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Mapping
 from typing import Any, TypeVar
 
@@ -16,6 +19,9 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from agent import parse_retry_after
+from bot.slack.blocks import SlackMessage
+
+log = logging.getLogger(__name__)
 
 # What a call to Slack can raise besides an answer: its refusals, and every way the connection can fail.
 FOREIGN_ERRORS = (SlackApiError, SlackClientError, aiohttp.ClientError, OSError, TimeoutError)
@@ -55,6 +61,62 @@ async def slack_call(call: Awaitable[Answer]) -> Answer:
         return await call
     except FOREIGN_ERRORS as exc:
         raise slack_failure(exc) from exc
+
+
+async def attempt(call: Awaitable[Answer], *, what: str, level: int = logging.WARNING) -> Answer | None:
+    """A call whose failure costs one message: its answer, or None (logged once: "could not {what}: …")."""
+    try:
+        return await slack_call(call)
+    except SlackFailure as exc:
+        log.log(level, "could not %s: %s", what, exc)
+        return None
+
+
+class SlackGateway:
+    """Calls to Slack whose failure costs one message and nothing else: each returns Slack's answer (or True),
+    or, when Slack refused or could not be reached, logs one line saying what could not be done and returns
+    None (or False). A lost message never undoes what the store already holds."""
+
+    def __init__(self, client: AsyncWebClient) -> None:
+        self.client = client
+
+    async def post(
+        self,
+        channel: str,
+        message: SlackMessage,
+        *,
+        what: str,
+        thread_ts: str | None = None,
+        level: int = logging.WARNING,
+    ) -> Any:
+        """Post `message` in `channel` (in the thread `thread_ts`); Slack's answer (its `ts`, its `channel`)."""
+        call = self.client.chat_postMessage(
+            channel=channel, thread_ts=thread_ts, text=message.text, blocks=message.blocks, metadata=message.metadata
+        )
+        return await attempt(call, what=what, level=level)
+
+    async def update(
+        self, channel: str, ts: str, message: SlackMessage, *, what: str, level: int = logging.WARNING
+    ) -> bool:
+        """Replace message `ts` of `channel` with `message`."""
+        call = self.client.chat_update(
+            channel=channel, ts=ts, text=message.text, blocks=message.blocks, metadata=message.metadata
+        )
+        return await attempt(call, what=what, level=level) is not None
+
+    async def ephemeral(self, channel: str, user: str, text: str, *, what: str) -> bool:
+        """A message in `channel` that only `user` sees."""
+        call = self.client.chat_postEphemeral(channel=channel, user=user, text=text)
+        return await attempt(call, what=what) is not None
+
+    async def open_form(self, trigger_id: str, view: dict[str, Any], *, what: str) -> bool:
+        """Open a modal for the person whose click gave `trigger_id` (it expires within seconds)."""
+        return await attempt(self.client.views_open(trigger_id=trigger_id, view=view), what=what) is not None
+
+    async def permalink(self, channel: str, ts: str, *, what: str) -> str | None:
+        """A link to message `ts` of `channel`."""
+        response = await attempt(self.client.chat_getPermalink(channel=channel, message_ts=ts), what=what)
+        return response.get("permalink") if response is not None else None
 
 
 class KeptConnections:

@@ -15,20 +15,12 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from slack_bolt.async_app import AsyncAck, AsyncApp
-from slack_sdk.web.async_client import AsyncWebClient
-from sqlalchemy import select, tuple_
 
-from bot.review.service import pending_escalations
+from bot.core import BadCursor, Escalated, History, RunFilter, StoredRun, encode_cursor
 from bot.slack.blocks import contexts, header, section
-from bot.slack.gateway import SlackFailure, slack_call
-from bot.slack.history import ENDED, HistoryUnavailable, escalation_entry, reading, run_entry
-from bot.slack.reviewers import Reviewers
-from bot.store.database import Database
-from bot.store.errors import BadCursor
-from bot.store.feedback import tallies
-from bot.store.models import EscalationRecord, Run
-from bot.store.queries import RunFilter, decode_cursor, encode_cursor, list_runs
-from bot.store.stored_run import STORED_COLUMNS, StoredRun, escalated_run, stored_run
+from bot.slack.gateway import SlackGateway, attempt
+from bot.slack.listings import ENDED, HistoryUnavailable, escalation_entry, reading, run_entry
+from bot.slack.review.reviewers import Reviewers
 from bot.wording import InHome
 
 log = logging.getLogger(__name__)
@@ -86,47 +78,47 @@ class Window(Generic[T]):
 class HomeTab:
     """Builds and publishes the Home view of one person."""
 
-    def __init__(self, db: Database, reviewers: Reviewers) -> None:
-        self._db = db
+    def __init__(self, history: History, reviewers: Reviewers, gateway: SlackGateway) -> None:
+        self._history = history
         self._reviewers = reviewers
+        self._gateway = gateway
 
-    async def on_opened(self, body: dict[str, Any], client: AsyncWebClient) -> None:
+    async def on_opened(self, body: dict[str, Any]) -> None:
         try:
             opened = _HomeOpened.model_validate(body).event
         except ValidationError as exc:
             log.info("ignored an app_home_opened event Parley cannot read (%s problem(s))", exc.error_count())
             return
         if opened.tab == "home":  # the Messages tab is the DM: nothing to publish
-            await self.publish(client, opened.user, HomePages())
+            await self.publish(opened.user, HomePages())
 
-    async def on_page(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+    async def on_page(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()
         try:
             click = _PageClick.model_validate(body)
         except ValidationError as exc:
             log.info("ignored a Home page click Parley cannot read (%s problem(s))", exc.error_count())
             return
-        await self.publish(client, click.user.id, HomePages.decode(click.actions[0].value))
+        await self.publish(click.user.id, HomePages.decode(click.actions[0].value))
 
-    async def publish(self, client: AsyncWebClient, user: str, pages: HomePages) -> None:
+    async def publish(self, user: str, pages: HomePages) -> None:
         try:
             view = await self.view(user, pages)
         except HistoryUnavailable as exc:
             view = _view([header(InHome.UNAVAILABLE_TITLE), section(InHome.UNAVAILABLE.format(problem=exc))])
-        try:
-            await slack_call(client.views_publish(user_id=user, view=view))
-        except SlackFailure as exc:
-            log.warning("could not publish the Home tab of %s: %s", user, exc)
+        publish = self._gateway.client.views_publish(user_id=user, view=view)
+        await attempt(publish, what=f"publish the Home tab of {user}")
 
     async def view(self, user: str, pages: HomePages) -> dict[str, Any]:
         """The Home view for `user` at `pages`; raises HistoryUnavailable when the store cannot be read."""
         async with reading(HOME_BUDGET_S):
-            mine = await runs_window(self._db, RunFilter(asker=user), pages.mine)
+            history = self._history
+            mine = await runs_window(history, RunFilter(asker=user), pages.mine)
             reviewer = await self._reviewers.is_reviewer(user)
-            waiting = await waiting_window(self._db, pages.waiting) if reviewer else None
-            ended = await runs_window(self._db, RunFilter(statuses=ENDED), pages.ended) if reviewer else None
+            waiting = await waiting_window(history, pages.waiting) if reviewer else None
+            ended = await runs_window(history, RunFilter(statuses=ENDED), pages.ended) if reviewer else None
             listed = [run.id for run in [*mine.entries, *(ended.entries if ended else [])]]
-            counted = await tallies(self._db, listed)
+            counted = await history.tallies(listed)
         blocks = [
             header(InHome.MINE_TITLE),
             *contexts(InHome.MINE_NOTE.format(size=PAGE_SIZE)),
@@ -139,7 +131,7 @@ class HomeTab:
                 {"type": "divider"},
                 header(InHome.WAITING_TITLE),
                 *contexts(InHome.WAITING_NOTE),
-                *[section(escalation_entry(esc, escalated_run(run, esc))) for esc, run in waiting.entries],
+                *[section(escalation_entry(e.escalation, e.as_escalated)) for e in waiting.entries],
                 *([] if waiting.entries else [section(InHome.WAITING_EMPTY)]),
                 *_nav("home_waiting_pages", pages, "waiting", waiting, (OLDER_BACK, NEWER_ON)),
             ]
@@ -155,59 +147,40 @@ class HomeTab:
         return _view(blocks, pages)
 
 
-def register_home(app: AsyncApp, db: Database, reviewers: Reviewers) -> HomeTab:
+def register_home(app: AsyncApp, history: History, reviewers: Reviewers, gateway: SlackGateway) -> HomeTab:
     """Publish the Home tab when someone opens it, and again on its page buttons. Call it before registering
     any catch-all event listener: bolt hands an event to the first listener that matches."""
-    home = HomeTab(db, reviewers)
+    home = HomeTab(history, reviewers, gateway)
     app.event("app_home_opened")(home.on_opened)
     app.action(PAGE_ACTIONS)(home.on_page)
     return home
 
 
-async def runs_window(db: Database, filters: RunFilter, position: str) -> Window[StoredRun]:
+async def runs_window(history: History, filters: RunFilter, position: str) -> Window[StoredRun]:
     """A page of runs, newest first, at `position`; an unreadable position is the newest page."""
     direction, _, cursor = position.partition(":")
     try:
         if cursor and direction + ":" == _NEWER:
-            return await _newer_window(db, filters, cursor)
-        if cursor and direction + ":" == _OLDER:
-            page = await list_runs(db, filters, limit=PAGE_SIZE, cursor=cursor, columns=STORED_COLUMNS)
+            newer = await history.newer_runs(filters, cursor, limit=PAGE_SIZE)
+            if newer is not None:
+                return Window(newer, _NEWER + encode_cursor(newer[0]), _OLDER + encode_cursor(newer[-1]))
+        elif cursor and direction + ":" == _OLDER:
+            page = await history.stored_runs(filters, limit=PAGE_SIZE, cursor=cursor)
             if page.runs:
                 after = _OLDER + page.next_cursor if page.next_cursor else None
-                return Window(_stored(page.runs), _NEWER + encode_cursor(page.runs[0]), after)
+                return Window(page.runs, _NEWER + encode_cursor(page.runs[0]), after)
     except BadCursor:
         log.info("a Home page position is not a cursor; showing the newest page")
-    return await _newest_window(db, filters)
+    # The newest page (also when nothing is newer than a `newer:` position: the newest page, full).
+    page = await history.stored_runs(filters, limit=PAGE_SIZE)
+    return Window(page.runs, None, _OLDER + page.next_cursor if page.next_cursor else None)
 
 
-async def _newest_window(db: Database, filters: RunFilter) -> Window[StoredRun]:
-    page = await list_runs(db, filters, limit=PAGE_SIZE, columns=STORED_COLUMNS)
-    return Window(_stored(page.runs), None, _OLDER + page.next_cursor if page.next_cursor else None)
-
-
-async def _newer_window(db: Database, filters: RunFilter, cursor: str) -> Window[StoredRun]:
-    # The page just above `cursor`'s run: the PAGE_SIZE runs nearest to it, read upwards, shown newest first.
-    created_at, run_id = decode_cursor(cursor)
-    after_cursor = tuple_(Run.created_at, Run.id) > tuple_(created_at, run_id)
-    stmt = filters.apply(select(*STORED_COLUMNS)).where(after_cursor)
-    stmt = stmt.order_by(Run.created_at.asc(), Run.id.asc()).limit(PAGE_SIZE + 1)
-    async with db.sessions() as session:
-        rows = (await session.execute(stmt)).all()
-    if len(rows) <= PAGE_SIZE:  # nothing newer than these: the newest page, full
-        return await _newest_window(db, filters)
-    runs = [Run(**row._mapping) for row in reversed(rows[:PAGE_SIZE])]
-    return Window(_stored(runs), _NEWER + encode_cursor(runs[0]), _OLDER + encode_cursor(runs[-1]))
-
-
-def _stored(runs: list[Run]) -> list[StoredRun]:
-    return [stored_run(run) for run in runs]
-
-
-async def waiting_window(db: Database, offset: int) -> Window[tuple[EscalationRecord, Run]]:
+async def waiting_window(history: History, offset: int) -> Window[Escalated]:
     """A page of the escalations waiting for a decision, oldest first."""
-    found = await pending_escalations(db, limit=PAGE_SIZE + 1, offset=offset)
+    found = await history.waiting(limit=PAGE_SIZE + 1, offset=offset)
     if not found and offset:
-        return await waiting_window(db, 0)
+        return await waiting_window(history, 0)
     before = max(0, offset - PAGE_SIZE) if offset else None
     after = offset + PAGE_SIZE if len(found) > PAGE_SIZE and offset + PAGE_SIZE <= MAX_OFFSET else None
     return Window(found[:PAGE_SIZE], before, after)

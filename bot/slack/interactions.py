@@ -13,9 +13,8 @@ import logging
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack.gateway import SlackFailure, slack_call
+from bot.slack.gateway import SlackGateway
 
 log = logging.getLogger(__name__)
 
@@ -98,24 +97,16 @@ def read_interaction(body: Any) -> Interaction:
         return Interaction()
 
 
-async def answer_privately(client: AsyncWebClient, clicked: Interaction, text: str) -> None:
+async def answer_privately(gateway: SlackGateway, clicked: Interaction, text: str) -> None:
     """Tell the person who clicked, and only them (an ephemeral message where they clicked)."""
     if not clicked.channel_id or not clicked.clicker:
         return
-    try:
-        await slack_call(client.chat_postEphemeral(channel=clicked.channel_id, user=clicked.clicker, text=text))
-    except SlackFailure as exc:
-        log.warning("could not answer %s privately: %s", clicked.clicker, exc)
+    await gateway.ephemeral(clicked.channel_id, clicked.clicker, text, what=f"answer {clicked.clicker} privately")
 
 
-async def open_form(client: AsyncWebClient, clicked: Interaction, view: dict[str, Any], what: str) -> bool:
+async def open_form(gateway: SlackGateway, clicked: Interaction, view: dict[str, Any], what: str) -> bool:
     """Open a form (modal) for the person who clicked; False when Slack did not (the click's trigger expired)."""
     if not clicked.trigger_id:
         log.warning("could not open %s: the click carries no trigger_id", what)
         return False
-    try:
-        await slack_call(client.views_open(trigger_id=clicked.trigger_id, view=view))
-    except SlackFailure as exc:
-        log.warning("could not open %s: %s", what, exc)
-        return False
-    return True
+    return await gateway.open_form(clicked.trigger_id, view, what=f"open {what}")

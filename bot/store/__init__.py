@@ -1,4 +1,7 @@
-"""The store: every run, step, verdict and termination, in PostgreSQL (SQLite embedded)."""
+"""The store: every run, step, verdict and termination, in PostgreSQL (SQLite embedded).
+
+The one place for SQL and audit rows. What leaves it is typed records (`bot.store.records`), never ORM rows.
+"""
 
 from bot.store.database import Database, check_reachable, connect, mask
 from bot.store.errors import (
@@ -11,12 +14,30 @@ from bot.store.errors import (
     StoreUnavailable,
 )
 from bot.store.migrate import ensure_current
-from bot.store.recorder import RunOrigin, StoreRecorder
+from bot.store.recorder import StoreRecorder
+from bot.store.records import (
+    Ask,
+    Conversation,
+    Escalated,
+    RunOrigin,
+    RunSummary,
+    Settled,
+    ShownEnd,
+    StoredAuditEvent,
+    StoredEscalation,
+    StoredFeedback,
+    StoredRun,
+    StoredStep,
+    StoredToolCall,
+    StoredTrace,
+    StoredVerdict,
+)
 from bot.store.vocabulary import (
     AuditAction,
     Decision,
     EscalationKind,
     EscalationStatus,
+    FeedbackVerdict,
     RunSource,
     VerdictKind,
     VerdictStage,
@@ -24,20 +45,35 @@ from bot.store.vocabulary import (
 
 __all__ = [
     "AmbiguousRun",
+    "Ask",
     "AuditAction",
     "BadCursor",
+    "Conversation",
     "Database",
     "Decision",
+    "Escalated",
     "EscalationKind",
     "EscalationStatus",
+    "FeedbackVerdict",
     "RunNotFound",
     "RunOrigin",
     "RunSource",
+    "RunSummary",
     "SchemaOutOfDate",
+    "Settled",
+    "ShownEnd",
     "StoreBusy",
     "StoreError",
     "StoreRecorder",
     "StoreUnavailable",
+    "StoredAuditEvent",
+    "StoredEscalation",
+    "StoredFeedback",
+    "StoredRun",
+    "StoredStep",
+    "StoredToolCall",
+    "StoredTrace",
+    "StoredVerdict",
     "VerdictKind",
     "VerdictStage",
     "check_reachable",

@@ -18,16 +18,17 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from agent import RunStatus
 from bot.store.database import Database, rows_changed
+from bot.store.escalations import set_message
+from bot.store.lifecycle import HELD
 from bot.store.models import EscalationRecord, FeedbackRecord, Run
+from bot.store.records import StoredFeedback
+from bot.store.rows import stored_feedback
 from bot.store.vocabulary import EscalationKind, EscalationStatus, FeedbackVerdict
 
 COMMENT_CHARS = 3000  # Slack's plain_text_input holds at most 3,000 characters; longer is cut here too
-FEEDBACK_REASON = "feedback"  # the reason of an escalation a 👎 opened (its kind is `exhausted`)
+FEEDBACK_REASON = "feedback"  # the reason of an escalation a 👎 opened (its kind is `feedback`)
 FEEDBACK_LEVEL = "L4"  # a person must look: the level of every escalation that waits for people
-# A run people may judge: it ended (any status but queued or running).
-UNFINISHED = (RunStatus.QUEUED, RunStatus.RUNNING)
 
 Refusal = Literal["unknown_run", "unfinished"]
 
@@ -102,7 +103,7 @@ async def _record(
         run = await session.get(Run, run_id)
         if run is None:
             raise FeedbackRefused(run_id, "unknown_run")
-        if run.status in UNFINISHED:
+        if run.status in HELD:  # people judge a run once it ended
             raise FeedbackRefused(run_id, "unfinished")
         previous = await session.scalar(
             select(FeedbackRecord.verdict).where(FeedbackRecord.run_id == run_id, FeedbackRecord.user == user)
@@ -124,18 +125,13 @@ async def _record(
     return Recorded(run_id, user, verdict, was, by_asker, asker, escalated)
 
 
-def from_feedback(escalation: EscalationRecord) -> bool:
-    """An escalation a 👎 opened: the answer stood as given, so expiring it changes nothing the asker saw."""
-    return escalation.reason == FEEDBACK_REASON
-
-
 async def _open_escalation(session: AsyncSession, run: Run, message: str, now: datetime) -> bool:
     already = await session.scalar(
         select(func.count())
         .select_from(EscalationRecord)
         .where(
             EscalationRecord.run_id == run.id,
-            (EscalationRecord.reason == FEEDBACK_REASON) | (EscalationRecord.status == EscalationStatus.PENDING),
+            (EscalationRecord.kind == EscalationKind.FEEDBACK) | (EscalationRecord.status == EscalationStatus.PENDING),
         )
     )
     if already:
@@ -143,7 +139,7 @@ async def _open_escalation(session: AsyncSession, run: Run, message: str, now: d
     session.add(
         EscalationRecord(
             run_id=run.id,
-            kind=EscalationKind.EXHAUSTED,
+            kind=EscalationKind.FEEDBACK,
             reason=FEEDBACK_REASON,
             level=FEEDBACK_LEVEL,
             message=message,
@@ -172,13 +168,13 @@ async def comment_on(db: Database, run_id: str, user: str, comment: str, *, now:
     return changed == 1
 
 
-async def feedback_on(db: Database, run_id: str) -> list[FeedbackRecord]:
+async def feedback_on(db: Database, run_id: str) -> list[StoredFeedback]:
     """Every verdict on the run, oldest first."""
     async with db.sessions() as session:
         rows = await session.scalars(
             select(FeedbackRecord).where(FeedbackRecord.run_id == run_id).order_by(FeedbackRecord.created_at)
         )
-        return list(rows.all())
+        return [stored_feedback(row) for row in rows.all()]
 
 
 async def tallies(db: Database, run_ids: Iterable[str]) -> dict[str, Tally]:
@@ -211,15 +207,4 @@ async def count_feedback(db: Database) -> Tally:
 
 async def note_on_feedback_escalation(db: Database, run_id: str, message: str) -> bool:
     """Replace the message of the run's pending feedback escalation (a comment arrived); False when none waits."""
-    async with db.sessions() as session, session.begin():
-        changed = await rows_changed(
-            session,
-            update(EscalationRecord)
-            .where(
-                EscalationRecord.run_id == run_id,
-                EscalationRecord.reason == FEEDBACK_REASON,
-                EscalationRecord.status == EscalationStatus.PENDING,
-            )
-            .values(message=message),
-        )
-    return changed == 1
+    return await set_message(db, run_id, message, kind=EscalationKind.FEEDBACK)

@@ -9,31 +9,21 @@ owner it found, so two replicas recovering at once never handle one run twice.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, or_, select, update
+from sqlalchemy import ColumnElement, and_, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from agent import RunStatus, TerminationReason
+from bot.store.audit import RECOVERER, audit
 from bot.store.database import Database, rows_changed
-from bot.store.models import AuditEvent, OwnerRecord, Run
+from bot.store.lifecycle import HELD
+from bot.store.models import OwnerRecord, Run, Step, ToolCallRecord
+from bot.store.records import ShownEnd, StoredRun
+from bot.store.rows import stored_run
 from bot.store.vocabulary import AuditAction
-
-HELD = (RunStatus.QUEUED, RunStatus.RUNNING)  # the statuses a run has while a process holds it
-RECOVERER = "parley:recovery"
-
-
-@dataclass(frozen=True)
-class ShownEnd:
-    """How a run's thread already shows it ended (its last message says so), as the store records it."""
-
-    status: RunStatus
-    reason: TerminationReason
-    answer: str
-    message_ts: str
 
 
 async def beat(db: Database, owner: str, *, host: str, pid: int, now: datetime, hold_s: float) -> bool:
@@ -59,7 +49,7 @@ async def stop(db: Database, owner: str, *, now: datetime) -> None:
         await session.execute(update(OwnerRecord).where(OwnerRecord.id == owner).values(stopped_at=now, expires_at=now))
 
 
-async def orphans(db: Database, *, now: datetime, limit: int, seen_by: str) -> list[Run]:
+async def orphans(db: Database, *, now: datetime, limit: int, seen_by: str) -> list[StoredRun]:
     """Queued and running runs whose owner's hold ran out, who stopped, or who is unknown, oldest first — as
     the live process `seen_by` sees them: its own runs are never orphans to it."""
     alive = select(OwnerRecord.id).where(OwnerRecord.stopped_at.is_(None), OwnerRecord.expires_at > now)
@@ -68,10 +58,18 @@ async def orphans(db: Database, *, now: datetime, limit: int, seen_by: str) -> l
         found = await session.scalars(
             select(Run).where(Run.status.in_(HELD), left).order_by(Run.created_at, Run.id).limit(limit)
         )
-        return list(found.all())
+        return [stored_run(run) for run in found.all()]
 
 
-async def take_over(db: Database, run: Run, owner: str, *, now: datetime) -> bool:
+async def steps_done(db: Database, run_id: str) -> tuple[int, int]:
+    """How far a run got: its last recorded step, and how many tool calls it recorded."""
+    async with db.sessions() as session:
+        steps = await session.scalar(select(func.max(Step.step)).where(Step.run_id == run_id)) or 0
+        calls = select(func.count()).select_from(ToolCallRecord).where(ToolCallRecord.run_id == run_id)
+        return int(steps), int(await session.scalar(calls) or 0)
+
+
+async def take_over(db: Database, run: StoredRun, owner: str, *, now: datetime) -> bool:
     """Make `owner` the holder of an orphaned queued run (nothing was done yet); False when it moved on or
     another process took it first."""
     return await _recover(
@@ -79,7 +77,7 @@ async def take_over(db: Database, run: Run, owner: str, *, now: datetime) -> boo
     )
 
 
-async def record_shown_end(db: Database, run: Run, shown: ShownEnd, *, now: datetime) -> bool:
+async def record_shown_end(db: Database, run: StoredRun, shown: ShownEnd, *, now: datetime) -> bool:
     """Record an orphan as its thread shows it ended (the process that told people died before the store
     took it): what was shown stands; the trace is incomplete. False when it moved on meanwhile."""
     values = {
@@ -93,7 +91,7 @@ async def record_shown_end(db: Database, run: Run, shown: ShownEnd, *, now: date
     return await _recover(db, run, run.status, values, now=now, detail=detail, to_status=shown.status)
 
 
-async def end_orphan(db: Database, run: Run, answer: str, *, steps: int, tool_calls: int, now: datetime) -> bool:
+async def end_orphan(db: Database, run: StoredRun, answer: str, *, steps: int, tool_calls: int, now: datetime) -> bool:
     """End an orphan honestly, `degraded`/`cancelled` with `answer` — never run again, since a tool call in
     flight may have had its effect. False when it moved on meanwhile."""
     reason = TerminationReason.CANCELLED
@@ -111,7 +109,7 @@ async def end_orphan(db: Database, run: Run, answer: str, *, steps: int, tool_ca
 
 async def _recover(
     db: Database,
-    run: Run,
+    run: StoredRun,
     status: RunStatus,
     values: dict[str, Any],
     *,
@@ -131,15 +129,14 @@ async def _recover(
         )
         if changed != 1:
             return False
-        session.add(
-            AuditEvent(
-                run_id=run.id,
-                at=now,
-                actor=RECOVERER,
-                action=AuditAction.RUN_RECOVERED,
-                from_status=status,
-                to_status=to_status or status,
-                detail={"left_by": run.owner, **detail},
-            )
+        audit(
+            session,
+            run.id,
+            AuditAction.RUN_RECOVERED,
+            actor=RECOVERER,
+            at=now,
+            from_status=status,
+            to_status=to_status or status,
+            detail={"left_by": run.owner, **detail},
         )
     return True

@@ -1,34 +1,42 @@
 """Queries for people: runs filtered and paged (keyset, so page 10,000 costs what page 1 does), one run's
-whole trace, and a stream of runs for export."""
+whole trace, and a stream of runs for export — all read back as records (`bot.store.records`)."""
 
 from __future__ import annotations
 
 import base64
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from sqlalchemy import Select, exists, select, tuple_, union_all
 
 from bot.store.database import Database
 from bot.store.errors import AmbiguousRun, BadCursor, RunNotFound
 from bot.store.models import AuditEvent, EscalationRecord, FeedbackRecord, Run, Step, ToolCallRecord, Verdict
-from bot.store.stored_run import StoredRun, stored_run
+from bot.store.records import RunSummary, StoredRun, StoredTrace
+from bot.store.rows import (
+    STORED_COLUMNS,
+    SUMMARY_COLUMNS,
+    columns_of,
+    run_summary,
+    stored_audit_event,
+    stored_escalation,
+    stored_feedback,
+    stored_run,
+    stored_step,
+    stored_tool_call,
+    stored_verdict,
+)
 
 MIN_PREFIX = 6
-LIST_COLUMNS = (
-    Run.id,
-    Run.created_at,
-    Run.source,
-    Run.asker,
-    Run.question,
-    Run.status,
-    Run.termination_reason,
-    Run.steps,
-    Run.tool_calls,
-    Run.duration_ms,
-)
+# What an export writes of each run, in this order.
+EXPORT_COLUMNS = (
+    "id", "created_at", "finished_at", "source", "workspace_id", "channel_id", "thread_ts", "asker", "question",
+    "status", "termination_reason", "answer", "steps", "llm_calls", "tool_calls", "retries", "critique_rounds",
+    "tokens", "duration_ms", "brain", "replayed", "config_hash", "completed", "missing", "citations", "escalation",
+)  # fmt: skip
+Entry = TypeVar("Entry", RunSummary, StoredRun)
 
 
 @dataclass(frozen=True)
@@ -55,12 +63,22 @@ class RunFilter:
 
 
 @dataclass(frozen=True)
-class Page:
-    runs: list[Run]
+class Page(Generic[Entry]):
+    runs: list[Entry]
     next_cursor: str | None
 
 
-def encode_cursor(run: Run) -> str:
+class Positioned(Protocol):
+    """Anything with a run's place in the history (a record, a row)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def created_at(self) -> datetime: ...
+
+
+def encode_cursor(run: Positioned) -> str:
     return base64.urlsafe_b64encode(f"{run.created_at.isoformat()}|{run.id}".encode()).decode().rstrip("=")
 
 
@@ -75,7 +93,7 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
 
 
 def list_statement(
-    filters: RunFilter, *, limit: int, cursor: str | None = None, columns: Sequence[Any] = LIST_COLUMNS
+    filters: RunFilter, *, limit: int, cursor: str | None = None, columns: Sequence[Any] = SUMMARY_COLUMNS
 ) -> Select:
     """The list's columns, newest first; the (status|reason|asker, created_at, id) indexes serve it at any depth.
 
@@ -107,24 +125,46 @@ def list_statement(
 
 
 async def list_runs(
-    db: Database,
-    filters: RunFilter,
-    *,
-    limit: int = 50,
-    cursor: str | None = None,
-    columns: Sequence[Any] = LIST_COLUMNS,
-) -> Page:
-    """A page of runs, newest first, holding `columns`: the list's by default, `STORED_COLUMNS` for views that
-    render each run's outcome (`stored_run`)."""
+    db: Database, filters: RunFilter, *, limit: int = 50, cursor: str | None = None
+) -> Page[RunSummary]:
+    """A page of runs as a list shows them, newest first."""
+    rows, more = await _page(db, list_statement(filters, limit=limit, cursor=cursor), limit)
+    runs = [run_summary(row) for row in rows]
+    return Page(runs, encode_cursor(runs[-1]) if more and runs else None)
+
+
+async def list_stored_runs(
+    db: Database, filters: RunFilter, *, limit: int = 50, cursor: str | None = None
+) -> Page[StoredRun]:
+    """A page of runs read back whole (their outcomes, for views that render them), newest first."""
+    statement = list_statement(filters, limit=limit, cursor=cursor, columns=STORED_COLUMNS)
+    rows, more = await _page(db, statement, limit)
+    runs = [stored_run(Run(**row._mapping)) for row in rows]
+    return Page(runs, encode_cursor(runs[-1]) if more and runs else None)
+
+
+async def newer_stored_runs(db: Database, filters: RunFilter, cursor: str, *, limit: int) -> list[StoredRun] | None:
+    """The `limit` runs just newer than `cursor`'s run, newest first; None when fewer than `limit` + 1 are newer
+    (the newest page is the one to show)."""
+    created_at, run_id = decode_cursor(cursor)
+    after_cursor = tuple_(Run.created_at, Run.id) > tuple_(created_at, run_id)
+    stmt = filters.apply(select(*STORED_COLUMNS)).where(after_cursor)
+    stmt = stmt.order_by(Run.created_at.asc(), Run.id.asc()).limit(limit + 1)
     async with db.sessions() as session:
-        rows = (await session.execute(list_statement(filters, limit=limit, cursor=cursor, columns=columns))).all()
-    # Detached rows holding only the columns asked for: what the list shows, nothing loaded behind it.
-    runs = [Run(**row._mapping) for row in rows[:limit]]
-    return Page(runs, encode_cursor(runs[-1]) if len(rows) > limit and runs else None)
+        rows = (await session.execute(stmt)).all()
+    if len(rows) <= limit:
+        return None
+    return [stored_run(Run(**row._mapping)) for row in reversed(rows[:limit])]
 
 
-async def iter_runs(db: Database, filters: RunFilter, *, batch: int = 500) -> AsyncIterator[Run]:
-    """Every matching run, newest first, whole rows, a batch at a time."""
+async def _page(db: Database, statement: Select, limit: int) -> tuple[list[Any], bool]:
+    async with db.sessions() as session:
+        rows = (await session.execute(statement)).all()
+    return list(rows[:limit]), len(rows) > limit
+
+
+async def export_rows(db: Database, filters: RunFilter, *, batch: int = 500) -> AsyncIterator[dict[str, Any]]:
+    """Every matching run's `EXPORT_COLUMNS` as plain values (times in ISO 8601), newest first, a batch at a time."""
     cursor: str | None = None
     while True:
         stmt = filters.apply(select(Run))
@@ -135,28 +175,13 @@ async def iter_runs(db: Database, filters: RunFilter, *, batch: int = 500) -> As
         async with db.sessions() as session:
             runs = list((await session.scalars(stmt)).all())
         for run in runs:
-            yield run
+            row = {column: getattr(run, column) for column in EXPORT_COLUMNS}
+            for key in ("created_at", "finished_at"):
+                row[key] = row[key].isoformat() if row[key] else None
+            yield row
         if len(runs) < batch:
             return
         cursor = encode_cursor(runs[-1])
-
-
-@dataclass
-class RunTrace:
-    """One run with everything recorded about it, in order."""
-
-    run: Run
-    steps: list[Step] = field(default_factory=list)
-    tool_calls: list[ToolCallRecord] = field(default_factory=list)
-    verdicts: list[Verdict] = field(default_factory=list)
-    escalations: list[EscalationRecord] = field(default_factory=list)
-    audit: list[AuditEvent] = field(default_factory=list)
-    feedback: list[FeedbackRecord] = field(default_factory=list)  # people's 👍 / 👎, oldest first
-
-    @property
-    def stored(self) -> StoredRun:
-        """The run itself as every view renders it: its RunResult and the store's facts."""
-        return stored_run(self.run)
 
 
 async def resolve_run_id(db: Database, wanted: str, *, asker: str | None = None) -> str:
@@ -185,21 +210,24 @@ async def resolve_run_id(db: Database, wanted: str, *, asker: str | None = None)
     return found[0]
 
 
-async def load_trace(db: Database, run_id: str) -> RunTrace:
+async def load_trace(db: Database, run_id: str) -> StoredTrace:
+    """One run (by id or unique prefix) with everything recorded about it, in order."""
     run_id = await resolve_run_id(db, run_id)
     async with db.sessions() as session:
         run = await session.get(Run, run_id)
         assert run is not None
 
-        async def rows(model, *order):
-            return list((await session.scalars(select(model).where(model.run_id == run_id).order_by(*order))).all())
+        async def rows(model, build, *order):
+            found = await session.scalars(select(model).where(model.run_id == run_id).order_by(*order))
+            return [build(row) for row in found.all()]
 
-        return RunTrace(
-            run=run,
-            steps=await rows(Step, Step.step),
-            tool_calls=await rows(ToolCallRecord, ToolCallRecord.step, ToolCallRecord.id),
-            verdicts=await rows(Verdict, Verdict.id),
-            escalations=await rows(EscalationRecord, EscalationRecord.id),
-            audit=await rows(AuditEvent, AuditEvent.at, AuditEvent.id),
-            feedback=await rows(FeedbackRecord, FeedbackRecord.created_at, FeedbackRecord.id),
+        return StoredTrace(
+            run=stored_run(run),
+            columns=columns_of(run),
+            steps=await rows(Step, stored_step, Step.step),
+            tool_calls=await rows(ToolCallRecord, stored_tool_call, ToolCallRecord.step, ToolCallRecord.id),
+            verdicts=await rows(Verdict, stored_verdict, Verdict.id),
+            escalations=await rows(EscalationRecord, stored_escalation, EscalationRecord.id),
+            audit=await rows(AuditEvent, stored_audit_event, AuditEvent.at, AuditEvent.id),
+            feedback=await rows(FeedbackRecord, stored_feedback, FeedbackRecord.created_at, FeedbackRecord.id),
         )

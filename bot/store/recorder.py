@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import ColumnElement, and_, or_, select, update
@@ -36,29 +35,20 @@ from agent import (
     TraceEvent,
     plain_json,
 )
+from bot.store.audit import ENGINE, audit
 from bot.store.database import Database, rows_changed
-from bot.store.models import AuditEvent, EscalationRecord, Run, Step, ToolCallRecord, Verdict
+from bot.store.lifecycle import FROM, Change
+from bot.store.models import EscalationRecord, Run, Step, ToolCallRecord, Verdict
 from bot.store.pending import OUTAGES, PendingEnds
-from bot.store.vocabulary import AuditAction, EscalationKind, RunSource, VerdictKind, VerdictStage
+from bot.store.records import RunOrigin
+from bot.store.vocabulary import AuditAction, EscalationKind, VerdictKind, VerdictStage
 
 log = logging.getLogger(__name__)
 
 DEFAULT_RAW_CAP_BYTES = 256 * 1024
 DEFAULT_WRITE_TIMEOUT_S = 5.0
-ENGINE_ACTOR = "engine"
 # Kept in the rows of other events (a tool call's attempts, the run's counters): no transaction for these.
 _NOTHING_TO_WRITE = (RetryScheduled, LLMRetry, LLMCallFinished)
-
-
-@dataclass(frozen=True)
-class RunOrigin:
-    """Where a run came from: the CLI user, or a Slack workspace, channel, thread and asker."""
-
-    source: RunSource
-    asker: str
-    workspace_id: str | None = None
-    channel_id: str | None = None
-    thread_ts: str | None = None
 
 
 def storable(value: Any) -> Any:
@@ -261,20 +251,21 @@ class StoreRecorder:
                 resumed: dict[str, object] = {"status": RunStatus.RUNNING, "finished_at": None}
                 if self._owner is not None:
                     resumed["owner"] = self._owner
-                await session.execute(update(Run).where(Run.id == event.run_id).values(**resumed))
-                session.add(
-                    AuditEvent(
-                        run_id=event.run_id,
-                        at=event.at,
-                        actor=ENGINE_ACTOR,
-                        action=AuditAction.RUN_RESUMED,
-                        from_status=previous,
-                        to_status=RunStatus.RUNNING,
-                        detail={
-                            "approved_by": event.approved_by,
-                            "held": storable([call.model_dump(mode="json") for call in event.held]),
-                        },
-                    )
+                await session.execute(
+                    update(Run).where(Run.id == event.run_id, Run.status.in_(FROM[Change.RESUME])).values(**resumed)
+                )
+                audit(
+                    session,
+                    event.run_id,
+                    AuditAction.RUN_RESUMED,
+                    actor=ENGINE,
+                    at=event.at,
+                    from_status=previous,
+                    to_status=RunStatus.RUNNING,
+                    detail={
+                        "approved_by": event.approved_by,
+                        "held": storable([call.model_dump(mode="json") for call in event.held]),
+                    },
                 )
             case RunFinished():
                 await self._finished(session, event)
@@ -284,12 +275,13 @@ class StoreRecorder:
         previous = run.status if run is not None else None
         if run is None:
             origin = self._origin
+            place = origin.conversation
             run = Run(
                 id=event.run_id,
                 source=origin.source,
-                workspace_id=origin.workspace_id,
-                channel_id=origin.channel_id,
-                thread_ts=origin.thread_ts,
+                workspace_id=place.workspace if place else None,
+                channel_id=place.channel if place else None,
+                thread_ts=place.thread if place else None,
                 asker=origin.asker,
                 question=storable(event.question),
                 created_at=event.at,
@@ -304,16 +296,15 @@ class StoreRecorder:
         run.config_hash = event.config_hash
         run.limits = storable(event.limits.model_dump(mode="json"))
         await session.flush()  # the run row first: the audit event refers to it
-        session.add(
-            AuditEvent(
-                run_id=event.run_id,
-                at=event.at,
-                actor=ENGINE_ACTOR,
-                action=AuditAction.RUN_STARTED,
-                from_status=previous,
-                to_status=RunStatus.RUNNING,
-                detail={"tools": event.tools, "brain": event.brain},
-            )
+        audit(
+            session,
+            event.run_id,
+            AuditAction.RUN_STARTED,
+            actor=ENGINE,
+            at=event.at,
+            from_status=previous,
+            to_status=RunStatus.RUNNING,
+            detail={"tools": event.tools, "brain": event.brain},
         )
 
     async def _finished(self, session: AsyncSession, event: RunFinished) -> None:
@@ -323,7 +314,7 @@ class StoreRecorder:
         # very write reached the database before its answer was lost) keeps its end. One exception: a run this
         # process still owns that was ended as left by a dead process — it was only cut off from the database,
         # went on, and its thread shows this end (it replaced the notice): this end is the true one.
-        under_way: ColumnElement[bool] = Run.status.in_((RunStatus.QUEUED, RunStatus.RUNNING))
+        under_way: ColumnElement[bool] = Run.status.in_(FROM[Change.FINISH])
         if self._owner is not None:
             ended_for_dead = and_(
                 Run.owner == self._owner,
@@ -382,14 +373,13 @@ class StoreRecorder:
                     created_at=event.at,
                 )
             )
-        session.add(
-            AuditEvent(
-                run_id=result.run_id,
-                at=event.at,
-                actor=ENGINE_ACTOR,
-                action=AuditAction.RUN_FINISHED,
-                from_status=previous,
-                to_status=result.status,
-                detail={"termination_reason": result.termination_reason.value},
-            )
+        audit(
+            session,
+            result.run_id,
+            AuditAction.RUN_FINISHED,
+            actor=ENGINE,
+            at=event.at,
+            from_status=previous,
+            to_status=result.status,
+            detail={"termination_reason": result.termination_reason.value},
         )

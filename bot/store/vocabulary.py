@@ -1,13 +1,26 @@
 """The store's closed vocabularies: what its columns may hold besides the engine's own enums.
 
-The engine's `RunStatus`, `TerminationReason` and `DecisionKind` are stored as they are; these are the
-store's. Each is a `StrEnum` whose values are exactly the strings in the database (existing rows and exports
+The engine's `RunStatus`, `TerminationReason`, `DecisionKind` and `EscalationKind` are stored as they are; these
+are the store's. Each is a `StrEnum` whose values are exactly the strings in the database (existing rows and exports
 read the same), and each column holding one is checked by the database (`bot.store.models`).
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
+
+from agent import EscalationKind
+
+__all__ = [
+    "AuditAction",
+    "Decision",
+    "EscalationKind",
+    "EscalationStatus",
+    "FeedbackVerdict",
+    "RunSource",
+    "VerdictKind",
+    "VerdictStage",
+]
 
 
 class RunSource(StrEnum):
@@ -45,14 +58,6 @@ class FeedbackVerdict(StrEnum):
     DOWN = "down"
 
 
-class EscalationKind(StrEnum):
-    """Why a run went to people (the engine's `Escalation.kind`)."""
-
-    HELD_ACTION = "held_action"  # a policy held a call before it ran: approving runs it and resumes the run
-    POLICY = "policy"  # a tool or back-end refused (POLICY_VIOLATION)
-    EXHAUSTED = "exhausted"  # recovery ran out: an honest partial answer waits for a person
-
-
 class EscalationStatus(StrEnum):
     """An escalation is `pending` until exactly one decision settles it."""
 
@@ -87,7 +92,8 @@ class AuditAction(StrEnum):
     RUN_STARTED = "run_started"
     RUN_RESUMED = "run_resumed"
     RUN_FINISHED = "run_finished"
-    RUN_CANCELLED = "run_cancelled"  # ended before it could start (Parley stopped first)
+    RUN_CANCELLED = "run_cancelled"  # ended before it could end on its own (Parley stopped first)
+    RUN_FAILED = "run_failed"  # ended by a failure outside the engine (a bug): its thread was told so
     # Left behind by a process that stopped: taken over (queued), ended honestly (running), or recorded as its
     # thread already shows it (a live process found it; `detail.outcome` says which).
     RUN_RECOVERED = "run_recovered"

@@ -22,8 +22,8 @@ from agent import (
     build_tools,
 )
 from agent.brains.chat import ChatCompletionsClient
+from bot.cli.demo import Demo
 from bot.config_file import defaults_dir, load_config
-from bot.demo import Demo
 
 FAST_LIMITS = {"retry_backoff_base_s": 0.01, "retry_backoff_max_s": 0.05}
 

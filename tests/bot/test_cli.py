@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from agent import REPLAY_NOTICE, Limits
-from bot.demo import DEMO_FILES
+from bot.cli.demo import DEMO_FILES
 from tests.fakes.llm_server import FakeLLMServer, FakeReply, completion_with_content, completion_with_tool_calls
 
 REPO = Path(__file__).resolve().parents[2]

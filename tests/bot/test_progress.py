@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 
 from agent import ToolError
-from bot.progress import ConsoleProgress
+from bot.cli.progress import ConsoleProgress
 from tests.agent.toolbox import WEATHER, Hang, ScriptedTool, make_agent, replay
 
 NOT_FOUND = ToolError("CITY_NOT_FOUND", "unknown city 上嗨", details={"did_you_mean": "上海"})

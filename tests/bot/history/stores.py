@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.demo import DEMO_FILES
+from bot.cli.demo import DEMO_FILES
 from tests.bot.history.parley_cli import ParleyCli, ok
 from tests.bot.history.run_rows import RunRows
 

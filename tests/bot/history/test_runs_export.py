@@ -11,12 +11,12 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bot.history import EXPORT_COLUMNS
+from bot.cli.runs import EXPORT_COLUMNS
 from tests.bot.history.parley_cli import EXIT_OK, ok, one_line_error
 from tests.bot.history.run_rows import bulk_run
 from tests.bot.history.stores import Store
 
-# What analysis relies on; the export may carry more columns (bot.history.EXPORT_COLUMNS, in that order).
+# What analysis relies on; the export may carry more columns (bot.cli.runs.EXPORT_COLUMNS, in that order).
 CORE_COLUMNS = {
     *("id", "created_at", "finished_at", "source", "workspace_id", "channel_id", "thread_ts", "asker", "question"),
     *("status", "termination_reason", "answer", "steps", "llm_calls", "tool_calls", "retries", "critique_rounds"),

@@ -1,4 +1,5 @@
-"""Rows written straight through the models, read back around the code under test, and a recording notifier."""
+"""Rows written straight through the models, read back around the code under test, a recording notifier, and
+the run service and timed jobs built on them."""
 
 from __future__ import annotations
 
@@ -11,13 +12,17 @@ from typing import Any
 from sqlalchemy import func, select
 
 from agent import RunResult
+from bot.core import Escalated, JobsConfig, Posted, ReviewConfig, RunService, ShownEnd, StoredRun
+from bot.jobs import Jobs
 from bot.store import Database
 from bot.store.models import AuditEvent, EscalationRecord, JobLease, Run, Step, ToolCallRecord, Verdict
-from bot.store.owners import ShownEnd
 
 MakeReplica = Callable[[], Database]
 
 T0 = datetime(2031, 3, 4, 9, 0, tzinfo=UTC)  # the tests' clock starts here
+REVIEW = ReviewConfig(remind_after_minutes=30, expire_after_hours=24)
+JOBS = JobsConfig(interval_s=60, retention_days=30)
+REVIEW_CHANNEL = "C0REVIEWS"
 
 
 class Clock:
@@ -62,6 +67,8 @@ async def add_escalation(db: Database, *, created_at: datetime = T0, **fields: A
         "tool": "deploy_service",
         "arguments": {"service": "api"},
         "held_calls": [{"id": "call_1", "tool": "deploy_service", "arguments": {"service": "api"}, "reason": "x"}],
+        "review_channel": REVIEW_CHANNEL,  # posted: reviewers have its message (unless a test says otherwise)
+        "review_ts": "1800000000.000900",
     }
     async with db.sessions() as session, session.begin():
         escalation = EscalationRecord(run_id=run_id, created_at=created_at, **(columns | fields))
@@ -143,6 +150,8 @@ class RecordingNotifier:
     """A Notifier that writes down what it was told; `raises` makes it fail for chosen items. `shown` is what
     each run's thread shows as its end; `unreadable` threads cannot be read (as Slack down)."""
 
+    review_channel = REVIEW_CHANNEL
+
     def __init__(self) -> None:
         self.shown: dict[str, ShownEnd] = {}
         self.unreadable: set[str] = set()
@@ -150,36 +159,51 @@ class RecordingNotifier:
         self.reminded: list[int] = []
         self.expired_ids: list[int] = []
         self.stale: list[str] = []
-        self.runs: dict[str, Run] = {}
+        self.runs: dict[str, StoredRun] = {}
         self.raises: set[int | str] = set()
         self.called = asyncio.Event()
 
-    async def escalated(self, escalation: EscalationRecord, run: Run) -> None:
-        self._told(escalation.id, run)
+    async def post_escalation(self, escalated: Escalated, channel: str) -> Posted | None:
+        escalation = escalated.escalation
+        self._told(escalation.id, escalated.run)
         self.announced.append(escalation.id)
+        return Posted(channel, f"1800000001.{escalation.id:06d}")
 
-    async def remind(self, escalation: EscalationRecord, run: Run) -> None:
-        self._told(escalation.id, run)
-        self.reminded.append(escalation.id)
+    async def show_escalation(self, escalated: Escalated) -> None:
+        self._told(escalated.escalation.id, escalated.run)
 
-    async def decided(self, escalation: EscalationRecord, run: Run) -> None:
-        self._told(escalation.id, run)
-        self.expired_ids.append(escalation.id)
+    async def remind(self, escalated: Escalated) -> None:
+        self._told(escalated.escalation.id, escalated.run)
+        self.reminded.append(escalated.escalation.id)
 
-    async def resumed(self, run: Run, result: RunResult) -> None:
+    async def decided(self, escalated: Escalated) -> None:
+        self._told(escalated.escalation.id, escalated.run)
+        self.expired_ids.append(escalated.escalation.id)
+
+    async def resumed(self, run: StoredRun, result: RunResult) -> None:
         self._told(run.id, run)
 
-    async def stale_ended(self, run: Run) -> None:
+    async def stale_ended(self, run: StoredRun) -> None:
         self._told(run.id, run)
         self.stale.append(run.id)
 
-    async def shown_end(self, run: Run) -> ShownEnd | None:
+    async def shown_end(self, run: StoredRun) -> ShownEnd | None:
         if run.id in self.unreadable:
             raise ConnectionError(f"slack is down for the thread of {run.id}")
         return self.shown.get(run.id)
 
-    def _told(self, item: int | str, run: Run) -> None:
+    def _told(self, item: int | str, run: StoredRun) -> None:
         self.called.set()
         self.runs[run.id] = run
         if item in self.raises:
             raise ConnectionError(f"slack is down for {item}")
+
+
+def service(db: Database, notifier: RecordingNotifier | None = None, **options: Any) -> RunService:
+    """The run service the timed jobs act through, telling `notifier`."""
+    return RunService(db, notifier or RecordingNotifier(), review=REVIEW, jobs=JOBS, **options)
+
+
+def jobs_of(db: Database, notifier: RecordingNotifier | None = None, config: JobsConfig = JOBS, **options: Any) -> Jobs:
+    """The timed jobs of one process on `db`."""
+    return Jobs(db, service(db, notifier), config, **options)

@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.jobs import SWEEPS, Jobs, Sweep, remind
-from bot.notifier import Notifier
-from bot.review.config import ReviewConfig
+from bot.core import RunService
+from bot.jobs import SWEEPS, Sweep
 from bot.store import Database, connect
 from tests.bot.jobs.rows import (
+    JOBS,
     T0,
     Clock,
     MakeReplica,
@@ -20,23 +20,25 @@ from tests.bot.jobs.rows import (
     add_escalation,
     audit,
     escalation_row,
+    jobs_of,
     lease_row,
     run_row,
 )
 from tests.bot.store.postgres import PG_PORT
 from tests.fakes.tcp_proxy import TcpProxy
 
-CONFIG = ReviewConfig(remind_after_minutes=30, expire_after_hours=24, job_interval_s=60)
+CONFIG = JOBS
+remind = SWEEPS["remind"]
 SECOND = timedelta(seconds=1)
 EVERY_JOB = list(SWEEPS)
 
 
-async def boom(db: Database, config: ReviewConfig, notifier: Notifier, *, now: datetime) -> int:
+async def boom(service: RunService, now: datetime) -> int:
     raise RuntimeError("the sweep broke\non two lines")
 
 
 async def test_jobs_run_due_runs_every_job_once_then_none_until_the_interval(db: Database) -> None:
-    jobs = Jobs(db, CONFIG, RecordingNotifier(), owner="replica-1")
+    jobs = jobs_of(db, RecordingNotifier(), CONFIG, owner="replica-1")
     assert await jobs.run_due(T0) == dict.fromkeys(EVERY_JOB, 0)
     assert await jobs.run_due(T0 + SECOND) == dict.fromkeys(EVERY_JOB)
     for name in EVERY_JOB:
@@ -47,7 +49,7 @@ async def test_jobs_run_due_runs_every_job_once_then_none_until_the_interval(db:
             None,
             "ok: 0 handled",
         )
-    assert await jobs.run_due(T0 + timedelta(seconds=CONFIG.job_interval_s)) == dict.fromkeys(EVERY_JOB, 0)
+    assert await jobs.run_due(T0 + timedelta(seconds=CONFIG.interval_s)) == dict.fromkeys(EVERY_JOB, 0)
 
 
 async def test_jobs_survive_a_restart_without_running_early_and_catch_up_after_downtime(
@@ -55,13 +57,13 @@ async def test_jobs_survive_a_restart_without_running_early_and_catch_up_after_d
 ) -> None:
     before = connect(jobs_pg_url)
     try:
-        assert await Jobs(before, CONFIG, RecordingNotifier()).run_due(T0) == dict.fromkeys(EVERY_JOB, 0)
+        assert await jobs_of(before, RecordingNotifier(), CONFIG).run_due(T0) == dict.fromkeys(EVERY_JOB, 0)
     finally:
         await before.aclose()  # the process goes away
 
     after = connect(jobs_pg_url)
     try:
-        restarted = Jobs(after, CONFIG, RecordingNotifier())
+        restarted = jobs_of(after, RecordingNotifier(), CONFIG)
         assert await restarted.run_due(T0 + timedelta(seconds=30)) == dict.fromkeys(EVERY_JOB)
         # Down for hours: everything is overdue and runs at the first tick, once.
         assert await restarted.run_due(T0 + timedelta(hours=5)) == dict.fromkeys(EVERY_JOB, 0)
@@ -78,8 +80,8 @@ async def test_jobs_on_two_replicas_at_the_same_instant_send_each_notice_once(
     reminders = [(await add_escalation(db, created_at=T0 + n * SECOND))[1] for n in range(5)]
     expiring = [(await add_escalation(db, created_at=T0 - timedelta(days=2) + n * SECOND))[1] for n in range(5)]
     now = T0 + timedelta(hours=1)
-    one = Jobs(replica(), CONFIG, notifier, owner="replica-1")
-    two = Jobs(replica(), CONFIG, notifier, owner="replica-2")
+    one = jobs_of(replica(), notifier, CONFIG, owner="replica-1")
+    two = jobs_of(replica(), notifier, CONFIG, owner="replica-2")
 
     first, second = await asyncio.gather(one.run_due(now), two.run_due(now))
 
@@ -94,7 +96,7 @@ async def test_jobs_on_two_replicas_at_the_same_instant_send_each_notice_once(
 async def test_jobs_remind_and_expire_on_a_controlled_clock(db: Database) -> None:
     notifier = RecordingNotifier()
     clock = Clock(T0)
-    jobs = Jobs(db, CONFIG.model_copy(update={"job_interval_s": 1}), notifier, clock=clock)
+    jobs = jobs_of(db, notifier, CONFIG.model_copy(update={"interval_s": 1}), clock=clock)
     run_id, escalation_id = await add_escalation(db, created_at=T0)
 
     async def tick_at(when: datetime) -> dict[str, int | None]:
@@ -124,7 +126,7 @@ async def test_jobs_a_sweep_that_raises_is_logged_and_released_and_the_others_ru
     notifier = RecordingNotifier()
     _, escalation_id = await add_escalation(db, created_at=T0)
     sweeps: dict[str, Sweep] = {"broken": boom, "remind": remind}
-    jobs = Jobs(db, CONFIG, notifier, sweeps=sweeps)
+    jobs = jobs_of(db, notifier, CONFIG, sweeps=sweeps)
 
     with caplog.at_level(logging.ERROR, logger="bot.jobs.scheduler"):
         assert await jobs.run_due(T0 + timedelta(hours=1)) == {"broken": None, "remind": 1}
@@ -135,7 +137,7 @@ async def test_jobs_a_sweep_that_raises_is_logged_and_released_and_the_others_ru
     lease = await lease_row(db, "broken")
     assert (lease.lease_until, lease.last_outcome) == (None, "error: RuntimeError: the sweep broke on two lines")
     # Released: it is tried again at its next interval, not locked out.
-    later = T0 + timedelta(hours=1, seconds=CONFIG.job_interval_s)
+    later = T0 + timedelta(hours=1, seconds=CONFIG.interval_s)
     assert await jobs.run_due(later) == {"broken": None, "remind": 0}
     assert (await lease_row(db, "broken")).runs == 2
 
@@ -147,14 +149,14 @@ async def test_jobs_fire_on_the_real_scheduler_and_a_broken_sweep_does_not_stop_
     broken_ticks = 0
     seen_enough = asyncio.Event()
 
-    async def broken(db: Database, config: ReviewConfig, told: Notifier, *, now: datetime) -> int:
+    async def broken(service: RunService, now: datetime) -> int:
         nonlocal broken_ticks
         broken_ticks += 1
         if broken_ticks >= 3 and notifier.reminded:
             seen_enough.set()  # it kept ticking after failing, and the other jobs did their work
         raise RuntimeError("broken on purpose")
 
-    jobs = Jobs(db, CONFIG.model_copy(update={"job_interval_s": 0.2}), notifier, sweeps={**SWEEPS, "broken": broken})
+    jobs = jobs_of(db, notifier, CONFIG.model_copy(update={"interval_s": 0.2}), sweeps={**SWEEPS, "broken": broken})
     jobs.start()
     try:
         async with asyncio.timeout(20):
@@ -171,14 +173,14 @@ async def test_jobs_fire_on_the_real_scheduler_and_a_broken_sweep_does_not_stop_
 async def test_jobs_shutdown_cancels_a_sweep_that_overstays_and_releases_its_lease(db: Database) -> None:
     started = asyncio.Event()
 
-    async def stuck(db: Database, config: ReviewConfig, notifier: Notifier, *, now: datetime) -> int:
+    async def stuck(service: RunService, now: datetime) -> int:
         started.set()
         await asyncio.Event().wait()  # never finishes on its own
         return 0
 
     # A lease longer than the interval: the sweep overstays into the shutdown, not past its lease.
-    config = CONFIG.model_copy(update={"job_interval_s": 0.2})
-    jobs = Jobs(db, config, RecordingNotifier(), lease_s=60, sweeps={"stuck": stuck})
+    config = CONFIG.model_copy(update={"interval_s": 0.2})
+    jobs = jobs_of(db, RecordingNotifier(), config, lease_s=60, sweeps={"stuck": stuck})
     jobs.start()
     try:
         async with asyncio.timeout(20):
@@ -190,11 +192,11 @@ async def test_jobs_shutdown_cancels_a_sweep_that_overstays_and_releases_its_lea
 
 
 async def test_jobs_a_sweep_is_stopped_when_it_outlives_its_lease(db: Database) -> None:
-    async def stuck(db: Database, config: ReviewConfig, notifier: Notifier, *, now: datetime) -> int:
+    async def stuck(service: RunService, now: datetime) -> int:
         await asyncio.Event().wait()
         return 0
 
-    jobs = Jobs(db, CONFIG, RecordingNotifier(), lease_s=0.2, sweeps={"stuck": stuck, "remind": remind})
+    jobs = jobs_of(db, RecordingNotifier(), CONFIG, lease_s=0.2, sweeps={"stuck": stuck, "remind": remind})
     assert await jobs.run_due(T0) == {"stuck": None, "remind": 0}
     lease = await lease_row(db, "stuck")
     assert (lease.lease_until, lease.last_outcome) == (None, "error: ran past its lease of 0.2 s and was stopped")
@@ -204,15 +206,17 @@ async def test_jobs_a_lease_whose_release_the_database_lost_is_taken_again_by_it
     clock = Clock(T0)
     sweeping, finish = asyncio.Event(), asyncio.Event()
 
-    async def slow(db: Database, config: ReviewConfig, notifier: Notifier, *, now: datetime) -> int:
+    async def slow(service: RunService, now: datetime) -> int:
         sweeping.set()
         await finish.wait()
         return 0
 
     async with TcpProxy(PG_PORT) as proxy:
         through_proxy = connect(f"postgresql://postgres@127.0.0.1:{proxy.port}/{db.url.database}")
-        holder = Jobs(through_proxy, CONFIG, RecordingNotifier(), clock=clock, owner="replica-1", sweeps={"slow": slow})
-        other = Jobs(db, CONFIG, RecordingNotifier(), clock=clock, owner="replica-2", sweeps={"slow": slow})
+        holder = jobs_of(
+            through_proxy, RecordingNotifier(), CONFIG, clock=clock, owner="replica-1", sweeps={"slow": slow}
+        )
+        other = jobs_of(db, RecordingNotifier(), CONFIG, clock=clock, owner="replica-2", sweeps={"slow": slow})
         try:
             tick = asyncio.create_task(holder.run_due())
             await asyncio.wait_for(sweeping.wait(), 10)
@@ -220,10 +224,10 @@ async def test_jobs_a_lease_whose_release_the_database_lost_is_taken_again_by_it
             finish.set()
             assert await asyncio.wait_for(tick, 20) == {"slow": 0}
             lease = await lease_row(db, "slow")
-            assert (lease.owner, lease.lease_until) == ("replica-1", T0 + timedelta(seconds=CONFIG.job_interval_s))
+            assert (lease.owner, lease.lease_until) == ("replica-1", T0 + timedelta(seconds=CONFIG.interval_s))
 
             await proxy.restore()
-            clock.now = T0 + timedelta(seconds=CONFIG.job_interval_s - 1)  # due again, the lease not run out
+            clock.now = T0 + timedelta(seconds=CONFIG.interval_s - 1)  # due again, the lease not run out
             assert await other.run_due() == {"slow": None}
             assert await holder.run_due() == {"slow": 0}
         finally:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from bot.jobs import claim, release
 from bot.store import Database
+from bot.store.leases import claim, release
 from tests.bot.jobs.rows import T0, MakeReplica, lease_row
 
 INTERVAL_S = 60.0

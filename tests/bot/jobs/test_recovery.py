@@ -9,11 +9,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from agent import RunStatus, TerminationReason
-from bot.jobs import Recovery
-from bot.owner import RunOwner
+from bot.core import Ask, RunOwner, RunService, ShownEnd
+from bot.core.recovery import Recovery
 from bot.store import Database
-from bot.store.conversations import SlackAsk
-from bot.store.owners import ShownEnd, beat, stop
+from bot.store.owners import beat, stop
 from bot.wording import InThread
 from tests.bot.jobs.rows import (
     T0,
@@ -37,10 +36,30 @@ GONE = T0 + timedelta(seconds=STALE_AFTER_S) + SECOND  # replica-a's hold (renew
 class RecordingTaker:
     """The worker pool of the recovering replica: what it was handed to answer."""
 
-    taken: list[tuple[str, SlackAsk, str | None]] = field(default_factory=list)
+    taken: list[tuple[str, Ask, str | None]] = field(default_factory=list)
 
-    def submit(self, run_id: str, ask: SlackAsk, *, resume_by: str | None = None, reply_ts: str | None = None) -> None:
-        self.taken.append((run_id, ask, reply_ts))
+    def submit(self, run_id: str, ask: Ask, placeholder: str | None) -> None:
+        self.taken.append((run_id, ask, placeholder))
+
+
+@dataclass
+class ClockedRecovery:
+    """A replica's recovery, each pass at the test's clock (as its recovery loop passes at its own)."""
+
+    recovery: Recovery
+    clock: Clock
+
+    async def sweep(self) -> int:
+        return await self.recovery.sweep(self.clock())
+
+
+def recovery_of(
+    db: Database, owner: RunOwner, notifier: RecordingNotifier, taker: RecordingTaker | None, clock: Clock
+) -> ClockedRecovery:
+    """Recovery as the run service builds it: the service says where a queued run answers, the pool takes it."""
+    service = RunService(db, notifier, owner=owner)
+    submit = taker.submit if taker is not None else None
+    return ClockedRecovery(Recovery(db, owner, notifier, ask_of=service.ask_of, submit=submit), clock)
 
 
 async def replica_a_beat_at_t0(db: Database) -> None:
@@ -50,12 +69,12 @@ async def replica_a_beat_at_t0(db: Database) -> None:
 
 async def healthy_recovery(
     db: Database, notifier: RecordingNotifier, taker: RecordingTaker | None, *, at: timedelta = timedelta(0)
-) -> tuple[Recovery, RunOwner, Clock]:
+) -> tuple[ClockedRecovery, RunOwner, Clock]:
     """replica-b, whose heartbeats have reached the database without a miss since T0 - 1 min (+ `at`)."""
     clock = Clock(T0 - timedelta(minutes=1) + at)
     owner = RunOwner(db, heartbeat_s=HEARTBEAT_S, stale_after_s=STALE_AFTER_S, clock=clock, owner_id="replica-b")
     assert await owner.beat()
-    return Recovery(db, owner, notifier, taker, clock=clock), owner, clock
+    return recovery_of(db, owner, notifier, taker, clock), owner, clock
 
 
 async def beating_until(owner: RunOwner, clock: Clock, until: datetime) -> None:
@@ -96,7 +115,7 @@ async def test_recovery_takes_over_a_queued_run_whose_owner_died_in_its_own_plac
 
     [(taken, ask, reply_ts)] = taker.taken
     assert (taken, reply_ts) == (run_id, "1800000000.000200")
-    assert (ask.channel_id, ask.thread_ts, ask.question) == (
+    assert (ask.conversation.channel, ask.conversation.thread, ask.question) == (
         "C0JOBS",
         "1800000000.000100",
         "Is the deploy window open?",
@@ -221,7 +240,7 @@ async def test_recovery_on_two_replicas_at_once_handles_each_orphan_once(db: Dat
         owner = RunOwner(store, heartbeat_s=HEARTBEAT_S, stale_after_s=STALE_AFTER_S, clock=clock, owner_id=name)
         await beating_until(owner, clock, GONE)
         takers.append(RecordingTaker())
-        recoveries.append(Recovery(store, owner, notifier, takers[-1], clock=clock))
+        recoveries.append(recovery_of(store, owner, notifier, takers[-1], clock))
 
     handled = await asyncio.gather(*(recovery.sweep() for recovery in recoveries))
 

@@ -5,11 +5,9 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from bot.jobs import announce, expire, purge, remind
-from bot.jobs.sweeps import PURGE_BATCH
-from bot.review.config import ReviewConfig
 from bot.store import Database
 from bot.store.models import AuditEvent, EscalationRecord, Run, ToolCallRecord, Verdict
+from bot.store.retention import PURGE_BATCH
 from tests.bot.jobs.rows import (
     T0,
     MakeReplica,
@@ -23,9 +21,9 @@ from tests.bot.jobs.rows import (
     count,
     escalation_row,
     run_row,
+    service,
 )
 
-CONFIG = ReviewConfig(remind_after_minutes=30, expire_after_hours=24, retention_days=30)
 SECOND = timedelta(seconds=1)
 
 
@@ -34,16 +32,16 @@ async def test_remind_sends_one_reminder_once_the_escalation_has_waited_long_eno
     run_id, escalation_id = await add_escalation(db)
     wait = timedelta(minutes=30)
 
-    assert await remind(db, CONFIG, notifier, now=T0 + wait - SECOND) == 0
+    assert await service(db, notifier).remind_due(T0 + wait - SECOND) == 0
     assert notifier.reminded == []
 
-    assert await remind(db, CONFIG, notifier, now=T0 + wait + SECOND) == 1
+    assert await service(db, notifier).remind_due(T0 + wait + SECOND) == 1
     assert notifier.reminded == [escalation_id]
     assert notifier.runs[run_id].status == "awaiting_review"
     escalation = await escalation_row(db, escalation_id)
     assert (escalation.status, escalation.reminded_at) == ("pending", T0 + wait + SECOND)
 
-    assert await remind(db, CONFIG, notifier, now=T0 + 2 * wait) == 0
+    assert await service(db, notifier).remind_due(T0 + 2 * wait) == 0
     assert notifier.reminded == [escalation_id]
     [event] = await audit(db, "review_reminded")
     assert (event.run_id, event.actor, event.at) == (run_id, "parley:scheduler", T0 + wait + SECOND)
@@ -52,22 +50,24 @@ async def test_remind_sends_one_reminder_once_the_escalation_has_waited_long_eno
 
 async def test_announce_hands_over_only_pending_escalations_without_a_reviewer_message(db: Database) -> None:
     notifier = RecordingNotifier()
-    _, unposted = await add_escalation(db)
-    _, posted = await add_escalation(db, created_at=T0 + SECOND)
-    _, decided = await add_escalation(db, status="rejected", decided_at=T0, decided_by="cli:carol")
-    async with db.sessions() as session, session.begin():
-        (await session.get(EscalationRecord, posted)).review_channel = "C0REVIEWS"
+    _, unposted = await add_escalation(db, review_channel=None, review_ts=None)
+    _, claimed = await add_escalation(db, created_at=T0 + SECOND, review_ts=None)  # being posted by another
+    _, decided = await add_escalation(
+        db, status="rejected", decided_at=T0, decided_by="cli:carol", review_channel=None, review_ts=None
+    )
 
-    assert await announce(db, CONFIG, notifier, now=T0 + timedelta(minutes=1)) == 1
+    assert await service(db, notifier).announce_waiting(T0 + timedelta(minutes=1)) == 1
     assert notifier.announced == [unposted]
-    assert decided not in notifier.announced
+    assert decided not in notifier.announced and claimed not in notifier.announced
+    assert (await escalation_row(db, unposted)).review_channel == "C0REVIEWS"  # posted: once across replicas
+    assert (await escalation_row(db, unposted)).review_ts is not None
 
 
 async def test_remind_leaves_decided_and_overdue_escalations_alone(db: Database) -> None:
     notifier = RecordingNotifier()
     _, decided = await add_escalation(db, status="approved", decided_at=T0, decided_by="U0REVIEWER")
     _, overdue = await add_escalation(db, created_at=T0 - timedelta(hours=30))  # expire's, not remind's
-    assert await remind(db, CONFIG, notifier, now=T0 + timedelta(hours=1)) == 0
+    assert await service(db, notifier).remind_due(T0 + timedelta(hours=1)) == 0
     assert notifier.reminded == []
     assert (await escalation_row(db, decided)).reminded_at is None
     assert (await escalation_row(db, overdue)).reminded_at is None
@@ -78,7 +78,7 @@ async def test_remind_goes_on_when_one_message_cannot_be_sent(db: Database) -> N
     _, first = await add_escalation(db)
     _, second = await add_escalation(db, created_at=T0 + SECOND)
     notifier.raises.add(first)
-    assert await remind(db, CONFIG, notifier, now=T0 + timedelta(hours=1)) == 2
+    assert await service(db, notifier).remind_due(T0 + timedelta(hours=1)) == 2
     assert notifier.reminded == [second]
     assert (await escalation_row(db, first)).reminded_at is not None  # claimed: never sent twice
 
@@ -88,11 +88,11 @@ async def test_expire_settles_an_undecided_escalation_once_after_its_hours(db: D
     run_id, escalation_id = await add_escalation(db)
     hours = timedelta(hours=24)
 
-    assert await expire(db, CONFIG, notifier, now=T0 + hours - SECOND) == 0
+    assert await service(db, notifier).expire_due(T0 + hours - SECOND) == 0
     assert (await escalation_row(db, escalation_id)).status == "pending"
 
     expired_at = T0 + hours + SECOND
-    assert await expire(db, CONFIG, notifier, now=expired_at) == 1
+    assert await service(db, notifier).expire_due(expired_at) == 1
     escalation = await escalation_row(db, escalation_id)
     assert (escalation.status, escalation.decided_by, escalation.decided_at) == (
         "expired",
@@ -113,7 +113,7 @@ async def test_expire_settles_an_undecided_escalation_once_after_its_hours(db: D
     assert notifier.expired_ids == [escalation_id]
     assert notifier.runs[run_id].status == "expired"
 
-    assert await expire(db, CONFIG, notifier, now=expired_at + hours) == 0
+    assert await service(db, notifier).expire_due(expired_at + hours) == 0
     assert notifier.expired_ids == [escalation_id]
 
 
@@ -135,7 +135,7 @@ async def test_purge_drops_old_payloads_and_snapshots_and_nothing_that_was_decid
     recent_run = await add_run(db, status="solved", finished_at=cutoff + SECOND, snapshot={"messages": ["new"]})
     audit_before = await count(db, AuditEvent)
 
-    assert await purge(db, CONFIG, notifier, now=now) == 2  # one payload, one snapshot
+    assert await service(db, notifier).purge(now) == 2  # one payload, one snapshot
 
     async with db.sessions() as session:
         old, recent = await session.get(ToolCallRecord, old_call), await session.get(ToolCallRecord, recent_call)
@@ -156,7 +156,7 @@ async def test_purge_drops_old_payloads_and_snapshots_and_nothing_that_was_decid
     assert (event.detail["tool_calls"], event.detail["snapshots"]) == (1, 1)
     assert await count(db, AuditEvent) == audit_before + 1
 
-    assert await purge(db, CONFIG, notifier, now=now + SECOND) == 0
+    assert await service(db, notifier).purge(now + SECOND) == 0
     assert len(await audit(db, "payloads_purged")) == 1  # nothing purged: no event
 
 
@@ -177,7 +177,7 @@ async def test_purge_works_through_more_payloads_than_one_batch(db: Database) ->
             )
             for n in range(total)
         )
-    assert await purge(db, CONFIG, RecordingNotifier(), now=T0 + timedelta(days=31)) == total
+    assert await service(db, RecordingNotifier()).purge(T0 + timedelta(days=31)) == total
     assert await count(db, ToolCallRecord, ToolCallRecord.raw_purged_at.is_(None)) == 0
     assert await count(db, ToolCallRecord, ToolCallRecord.raw.is_(None)) == total
     [event] = await audit(db, "payloads_purged")
@@ -191,12 +191,12 @@ async def test_sweeps_on_two_replicas_at_once_handle_each_item_once(db: Database
     expiring = [(await add_escalation(db, created_at=T0 - timedelta(hours=25) + n * SECOND))[1] for n in range(8)]
     now = T0 + timedelta(hours=1)
 
-    for sweep in (remind, expire):
+    for sweep in ("remind_due", "expire_due"):
         handled = await asyncio.gather(
-            sweep(one, CONFIG, notifier, now=now),
-            sweep(two, CONFIG, notifier, now=now),
+            getattr(service(one, notifier), sweep)(now),
+            getattr(service(two, notifier), sweep)(now),
         )
-        assert sum(handled) == 8, (sweep.__name__, handled)
+        assert sum(handled) == 8, (sweep, handled)
 
     assert sorted(notifier.reminded) == sorted(reminders)
     assert sorted(notifier.expired_ids) == sorted(expiring)
@@ -214,9 +214,9 @@ async def test_sweeps_work_on_the_embedded_sqlite_store(sqlite_store: tuple[Data
     old_run = await add_run(db, status="solved", finished_at=now - timedelta(days=31), snapshot={"m": 1})
     await add_tool_call(db, old_run, at=now - timedelta(days=31), raw={"temp_c": 4})
 
-    assert await expire(db, CONFIG, notifier, now=now) == 1
-    assert await remind(db, CONFIG, notifier, now=now) == 1
-    assert await purge(db, CONFIG, notifier, now=now) == 2
+    assert await service(db, notifier).expire_due(now) == 1
+    assert await service(db, notifier).remind_due(now) == 1
+    assert await service(db, notifier).purge(now) == 2
     assert (notifier.reminded, notifier.expired_ids) == ([reminder], [expiring])
     assert (await run_row(db, old_run)).snapshot is None
     assert await count(db, ToolCallRecord, ToolCallRecord.raw.is_(None)) == 1

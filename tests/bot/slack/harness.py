@@ -1,5 +1,6 @@
-"""Parley's Slack bot as Slack sees it: `SlackBot` served by uvicorn on 127.0.0.1:0, talking to the fake
-Slack Web API and the fake LLM, recording into a real PostgreSQL database."""
+"""Parley's Slack bot as Slack sees it: the runtime `parley serve` builds (`bot.assembly`), its web app served by
+uvicorn on 127.0.0.1:0, talking to the fake Slack Web API and the fake LLM, recording into a real PostgreSQL
+database."""
 
 from __future__ import annotations
 
@@ -15,15 +16,15 @@ import uvicorn
 
 from agent import Agent, BuiltinToolEntry, HttpToolEntry, OpenAIBrain, Tool, build_tools
 from agent.brains.chat import ChatCompletionsClient
-from bot.assembly import build_slack_bot
+from bot.assembly import Runtime, build_runtime
 from bot.config_file import defaults_dir
-from bot.review.config import ReviewConfig
+from bot.core import ReviewConfig
 from bot.settings import Settings
-from bot.slack.app import SlackBot, slack_client
-from bot.slack.medium import StreamingMode
+from bot.slack.reply.medium import StreamingMode
 from bot.spans import Tracer
 from bot.store import Database
 from bot.suggested_prompts import AssistantConfig
+from bot.web import web_app
 from tests.agent.llm_agent import shipped_config
 from tests.bot.slack.seen import answer_in
 from tests.fakes.llm_server import FakeReply
@@ -51,7 +52,7 @@ ToolChoice = str | BuiltinToolEntry | HttpToolEntry | Tool
 @dataclass
 class RunningBot:
     url: str
-    bot: SlackBot
+    bot: Runtime
     slack: FakeSlackApi
     http: httpx.AsyncClient | None = None  # Slack's side of the connection, reused (a new client costs ~20 ms)
 
@@ -86,9 +87,11 @@ def settings_for(slack: FakeSlackApi, *, workers: int = 4, streaming: StreamingM
 
 
 @contextlib.asynccontextmanager
-async def serve(bot: SlackBot) -> AsyncIterator[str]:
-    """uvicorn on a free loopback port in this event loop; stopped (and the workers with it) at the end."""
-    server = uvicorn.Server(uvicorn.Config(bot, host="127.0.0.1", port=0, lifespan="on", log_level="warning"))
+async def serve(runtime: Runtime) -> AsyncIterator[str]:
+    """Its web app by uvicorn on a free loopback port in this event loop; stopped (and the workers with it) at the
+    end."""
+    app = web_app(runtime)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, lifespan="on", log_level="warning"))
     task = asyncio.create_task(server.serve())
     deadline = asyncio.get_running_loop().time() + 10
     while not server.started:
@@ -142,11 +145,10 @@ async def running_bot(
 ) -> AsyncIterator[RunningBot]:
     settings = settings_for(slack, workers=workers, streaming=streaming)
     async with httpx.AsyncClient(trust_env=False) as http, agent_for(llm_base_url, tools, http, **config) as agent:
-        bot = build_slack_bot(
+        bot = build_runtime(
             settings,
             db,
             agent,
-            client=slack_client(settings),
             llm_url=llm_base_url,
             update_interval_s=update_interval_s,
             review=review,

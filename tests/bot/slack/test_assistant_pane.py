@@ -150,13 +150,13 @@ async def test_question_in_the_pane_is_answered_in_its_thread_like_a_dm_and_titl
 async def test_refused_title_still_gets_the_question_answered(db, slack_api, llm_server, caplog):
     llm_server.respond_with(llm())
     slack_api.fail_next("assistant.threads.setTitle", error="not_allowed")
-    caplog.set_level(logging.WARNING, logger="bot.slack.assistant_pane")
+    caplog.set_level(logging.WARNING)
     async with running_bot(db, slack_api, llm_server.base_url) as bot:
         thread = next_ts()
         assert (await bot.post(assistant_message(SENTINEL, thread_ts=thread))).status_code == 200
         [answer] = await answers_in(slack_api, thread, 1)
         await slack_api.wait_for_async(
-            lambda: "could not title assistant thread" in caplog.text, what="the refusal in the log"
+            lambda: "could not title the assistant thread" in caplog.text, what="the refusal in the log"
         )
 
     assert "42" in shown(answer)
@@ -170,7 +170,7 @@ async def test_refused_title_still_gets_the_question_answered(db, slack_api, llm
 async def test_refused_prompts_and_a_broken_thread_started_event_lose_nothing(db, slack_api, llm_server, caplog):
     llm_server.respond_with(llm())
     slack_api.fail_next("assistant.threads.setSuggestedPrompts", error="missing_scope")
-    caplog.set_level(logging.WARNING, logger="bot.slack.assistant_pane")
+    caplog.set_level(logging.WARNING)
     async with running_bot(db, slack_api, llm_server.base_url) as bot:
         started = assistant_thread_started()
         thread = started["event"]["assistant_thread"]["thread_ts"]

@@ -12,13 +12,13 @@ from typing import Any
 from sqlalchemy import select
 
 from bot.cli import main as parley_main
-from bot.jobs.sweeps import expire
-from bot.review.config import ReviewConfig
+from bot.core import EscalationKind, ReviewConfig
 from bot.slack.feedback_blocks import COMMENT_BLOCK, COMMENT_INPUT, COMMENT_MODAL
-from bot.slack.review_blocks import REJECT, REJECT_MODAL
+from bot.slack.review.blocks import APPROVE, REJECT, REJECT_MODAL
 from bot.store import Database
 from bot.store.feedback import COMMENT_CHARS
 from bot.store.models import EscalationRecord, FeedbackRecord, Run
+from bot.wording import InReview
 from tests.bot.slack.harness import ByQuestion, RunningBot, calculation, mentioned_and_answered, running_bot
 from tests.bot.slack.scrape import Scrape
 from tests.bot.slack.seen import runs, shown
@@ -209,8 +209,13 @@ async def test_a_thumbs_down_goes_to_the_reviewers_once_when_configured_and_thei
         )
 
     [escalation] = await escalations(db)
-    assert (escalation.kind, escalation.reason, escalation.status) == ("exhausted", "feedback", "rejected")
+    assert (escalation.kind, escalation.reason, escalation.status) == ("feedback", "feedback", "rejected")
     assert escalation.draft_answer == run.answer
+    # It reads as feedback on an answer that stood, not as a run Parley could not finish: nothing to run again.
+    assert posted[0]["blocks"][0]["text"]["text"] == InReview.TITLE[EscalationKind.FEEDBACK]
+    assert "could not finish" not in shown(posted[0])
+    actions = [e["action_id"] for b in posted[0]["blocks"] if b["type"] == "actions" for e in b["elements"]]
+    assert actions == [APPROVE, REJECT]
     text = shown(posted[0])
     assert "👎" in text and OTHER in text and "not the asker" in text  # who sent it here, from feedback
     assert "unit is missing" in shown(updated)
@@ -327,7 +332,7 @@ async def test_a_thumbs_down_nobody_reviewed_expires_and_the_answer_stands(db, s
         await click(bot, feedback_values(answer)["down"], user=OTHER, message_ts=answer["ts"])
         await slack_api.wait_for_async(lambda: slack_api.messages_in(REVIEW_CHANNEL), what="the reviewer message")
         later = datetime.now(UTC) + timedelta(hours=review.expire_after_hours + 1)
-        assert await expire(db, review, bot.bot.review_board, now=later) == 1  # the timed job's pass
+        assert await bot.bot.service.expire_due(later) == 1  # the timed job's pass
         await slack_api.wait_for_async(
             lambda: "Expired" in shown(slack_api.messages_in(REVIEW_CHANNEL)[0]), what="the reviewer message, expired"
         )

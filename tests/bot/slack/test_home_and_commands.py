@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from agent import RunStatus
-from bot.review.config import ReviewConfig
+from bot.core import ReviewConfig
 from bot.slack.commands import COMMAND
 from bot.slack.home import PAGE_ACTION, PAGE_ACTIONS
 from bot.store import Database, connect

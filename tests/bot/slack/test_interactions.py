@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 from urllib.parse import parse_qs, urlencode
 
-from bot.review.config import ReviewConfig
+from bot.core import ReviewConfig
 from bot.slack.feedback_blocks import COMMENT_BLOCK, COMMENT_INPUT, COMMENT_MODAL
 from bot.slack.interactions import Interaction, read_interaction
-from bot.slack.review_blocks import REJECT
+from bot.slack.review.blocks import REJECT
 from tests.bot.slack.harness import running_bot
 from tests.bot.slack.seen import runs
 from tests.fakes.slack_events import CHANNEL, block_actions, feedback_click, view_submission

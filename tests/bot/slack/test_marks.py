@@ -3,19 +3,21 @@ slack_sdk client from the fake Web API, and the recovery notice that replaces a 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from agent import RunStatus, TerminationReason
-from bot.review.config import ReviewConfig
-from bot.slack.app import slack_client
+from bot.core import ReviewConfig, ShownEnd, StoredRun
 from bot.slack.blocks import SlackMessage, failure_message, queued_message, section
-from bot.slack.gateway import SlackFailure
-from bot.slack.marks import mark_ended
-from bot.slack.reply import ThreadReply
-from bot.slack.review import ReviewBoard
+from bot.slack.client import slack_client
+from bot.slack.gateway import SlackFailure, SlackGateway
+from bot.slack.reply.marks import mark_ended
+from bot.slack.reply.updates import ThreadReply
+from bot.slack.review.notifier import SlackNotifier
 from bot.store import Database
 from bot.store.models import Run
-from bot.store.owners import ShownEnd
+from bot.store.rows import stored_run
 from bot.wording import InThread
 from tests.bot.slack.harness import settings_for
 from tests.bot.slack.seen import shown
@@ -25,15 +27,24 @@ from tests.fakes.slack_events import CHANNEL
 ANSWER = "47 × 12 = 564 [1]"
 
 
-def a_run(run_id: str, thread: str, reply_ts: str | None, **columns: object) -> Run:
-    return Run(id=run_id, channel_id=CHANNEL, thread_ts=thread, reply_ts=reply_ts, **columns)
+def a_run(run_id: str, thread: str, reply_ts: str | None, **columns: object) -> StoredRun:
+    """A run in the thread, as the store would give it back."""
+    values: dict[str, object] = {
+        "source": "slack",
+        "asker": "U0ASKER",
+        "question": "What is 47 times 12?",
+        "status": RunStatus.RUNNING,
+        "created_at": datetime.now(UTC),
+    }
+    row = Run(id=run_id, channel_id=CHANNEL, thread_ts=thread, reply_ts=reply_ts, **(values | columns))
+    return stored_run(row)
 
 
 async def test_marks_a_runs_end_is_read_back_from_its_thread_and_a_notice_replaces_a_placeholder(
     db: Database, slack_api: FakeSlackApi
 ) -> None:
     client = slack_client(settings_for(slack_api))
-    board = ReviewBoard(db, client, ReviewConfig())
+    board = SlackNotifier(SlackGateway(client), ReviewConfig())
     thread = slack_api.add_message(CHANNEL, "<@UBOT> What is 47 times 12? And 6 times 7?", user="U0ASKER")
     answered = ThreadReply(client, CHANNEL, thread, min_interval_s=0)
     left = ThreadReply(client, CHANNEL, thread, min_interval_s=0)
@@ -72,7 +83,7 @@ async def test_marks_a_thread_slack_refuses_to_show_is_no_end_and_one_it_cannot_
     db: Database, slack_api: FakeSlackApi
 ) -> None:
     client = slack_client(settings_for(slack_api))
-    board = ReviewBoard(db, client, ReviewConfig())
+    board = SlackNotifier(SlackGateway(client), ReviewConfig())
     thread = slack_api.add_message(CHANNEL, "<@UBOT> What is 47 times 12?", user="U0ASKER")
     reply = ThreadReply(client, CHANNEL, thread, min_interval_s=0)
     ts = await reply.post(queued_message(0))

@@ -9,16 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent import OutcomeKind, RunResult
-from bot.review.config import ReviewConfig
-from bot.review.service import Decision, current_escalation, settle
+from slack_sdk.web.async_client import AsyncWebClient
+
+from agent import EscalationKind, OutcomeKind, RunResult
+from bot.core import Decision, History, ReviewConfig
 from bot.slack.blocks import SlackMessage, outcome_line
 from bot.slack.commands import ParleyCommand
+from bot.slack.gateway import SlackGateway
 from bot.slack.home import HomePages, HomeTab
-from bot.slack.review_blocks import RETRY, REVIEW_TITLE, review_message
-from bot.slack.reviewers import Reviewers
-from bot.store import Database, RunOrigin
-from bot.store.stored_run import escalated_run
+from bot.slack.review.blocks import RETRY, review_message
+from bot.slack.review.reviewers import Reviewers
+from bot.store import Conversation, Database, RunOrigin
+from bot.store.escalations import current_escalation, settle
+from bot.wording import InReview
 from tests.bot.slack.seen import block_texts
 from tests.bot.store.outcomes import RUNS
 from tests.bot.store.recording import record
@@ -26,7 +29,12 @@ from tests.fakes.slack_events import ASKER, CHANNEL
 
 REVIEWER = "U0REVIEWER"
 REVIEWERS = ReviewConfig(reviewers=(REVIEWER,))
-ESCALATED_KINDS = (OutcomeKind.HELD, OutcomeKind.REFUSED, OutcomeKind.ESCALATED)
+# The kind of escalation each kind of end that goes to people has.
+ESCALATED_KINDS = {
+    OutcomeKind.HELD: EscalationKind.HELD_ACTION,
+    OutcomeKind.REFUSED: EscalationKind.POLICY,
+    OutcomeKind.ESCALATED: EscalationKind.EXHAUSTED,
+}
 
 
 async def recorded(db: Database) -> dict[OutcomeKind, RunResult]:
@@ -34,7 +42,7 @@ async def recorded(db: Database) -> dict[OutcomeKind, RunResult]:
     results = {}
     for n, (kind, make) in enumerate(RUNS.items()):
         agent, question = make()
-        origin = RunOrigin("slack", ASKER, workspace_id="T0TEAM", channel_id=CHANNEL, thread_ts=f"17000000{n}.0001")
+        origin = RunOrigin("slack", ASKER, Conversation("T0TEAM", CHANNEL, f"17000000{n}.0001"))
         results[kind], _ = await record(agent, db, question, origin=origin)
         assert results[kind].outcome is kind  # the scenario
     return results
@@ -57,8 +65,8 @@ def everything(messages: list[SlackMessage]) -> str:
 async def test_home_parley_and_the_reviewer_message_agree_on_each_outcome(db: Database) -> None:
     live = await recorded(db)
     reviewers = Reviewers(REVIEWERS)
-    home = HomeTab(db, reviewers)
-    command = ParleyCommand(db, reviewers)
+    home = HomeTab(History(db), reviewers, SlackGateway(AsyncWebClient()))  # views only: nothing is sent
+    command = ParleyCommand(History(db), reviewers)
     mine = (await home.view(ASKER, HomePages()))["blocks"]
     reviewers_home = (await home.view(REVIEWER, HomePages()))["blocks"]  # "Recent terminations" too
     [listed] = await command.answer(ASKER, "runs")
@@ -76,13 +84,13 @@ async def test_home_parley_and_the_reviewer_message_agree_on_each_outcome(db: Da
             assert texts, f"{kind}: the run is not in {where}"
             assert all(named(text) == [kind] for text in texts), (kind, where, texts)
 
-        escalation, run = await current_escalation(db, result.run_id)
+        escalated = await current_escalation(db, result.run_id)
         if kind not in ESCALATED_KINDS:
-            assert escalation is None  # nothing for reviewers: no reviewer message
+            assert escalated is None  # nothing for reviewers: no reviewer message
             continue
-        assert escalation is not None and run is not None
-        message = review_message(escalation, escalated_run(run, escalation), None)
-        assert message.blocks[0]["text"]["text"] == REVIEW_TITLE[kind]
+        assert escalated is not None and escalated.as_escalated.outcome is kind
+        message = review_message(escalated, None)
+        assert message.blocks[0]["text"]["text"] == InReview.TITLE[ESCALATED_KINDS[kind]]
         actions = [e["action_id"] for b in message.blocks if b["type"] == "actions" for e in b["elements"]]
         assert (RETRY in actions) is (kind is OutcomeKind.ESCALATED)  # only recovery that ran out is retried
         assert ("*Draft answer*" in everything([message])) is (kind is not OutcomeKind.HELD)
@@ -94,15 +102,15 @@ async def test_a_decision_changes_the_outcome_everywhere_but_why_the_run_went_to
     await settle(db, run_id, Decision.REJECTED, actor=f"slack:{REVIEWER}", reason="Not this quarter.")
     reviewers = Reviewers(REVIEWERS)
 
-    home = (await HomeTab(db, reviewers).view(ASKER, HomePages()))["blocks"]
-    shown = everything(await ParleyCommand(db, reviewers).answer(ASKER, f"show {run_id}"))
-    escalation, run = await current_escalation(db, run_id)
-    assert escalation is not None and run is not None
-    decided = review_message(escalation, escalated_run(run, escalation), None, decided=True)
+    home = (await HomeTab(History(db), reviewers, SlackGateway(AsyncWebClient())).view(ASKER, HomePages()))["blocks"]
+    shown = everything(await ParleyCommand(History(db), reviewers).answer(ASKER, f"show {run_id}"))
+    escalated = await current_escalation(db, run_id)
+    assert escalated is not None
+    decided = review_message(escalated, None, decided=True)
 
     # Rejected by a reviewer: refused, in Home and in /parley alike.
     assert [named(text) for text in entries(home, run_id)] == [[OutcomeKind.REFUSED]]
     assert named(shown) == [OutcomeKind.REFUSED]
     # The reviewer message still says why it came to them, and now how it was decided.
-    assert decided.blocks[0]["text"]["text"] == REVIEW_TITLE[OutcomeKind.ESCALATED]
+    assert decided.blocks[0]["text"]["text"] == InReview.TITLE[EscalationKind.EXHAUSTED]
     assert f"Rejected by <@{REVIEWER}>" in everything([decided])

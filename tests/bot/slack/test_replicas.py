@@ -250,7 +250,7 @@ async def test_replicas_a_killed_replicas_runs_are_answered_by_the_survivor_or_h
     assert health["pending_ends"] == "0"
 
 
-OUTAGE_REVIEW = "review: {heartbeat_s: 0.5, stale_after_s: 2, job_interval_s: 1}\n"  # stale after 2 s
+OUTAGE_REVIEW = "ownership: {heartbeat_s: 0.5, stale_after_s: 2}\njobs: {interval_s: 1}\n"  # stale after 2 s
 
 
 @dataclass
@@ -382,7 +382,7 @@ async def test_replicas_a_backlog_far_past_the_staleness_threshold_is_answered_w
 ) -> None:
     """50 questions on one worker, the staleness threshold at 2 s: most wait many times that, alive. An idle
     second replica recovers whatever it takes for left behind: nothing."""
-    review = "review: {heartbeat_s: 0.5, stale_after_s: 2, job_interval_s: 1}\n"
+    review = "ownership: {heartbeat_s: 0.5, stale_after_s: 2}\njobs: {interval_s: 1}\n"
     calculations.decision_s = 0.1  # a run takes 0.2 s at least: the last of 50 waits 10 s at least
     async with (
         replica(tmp_path / "a", serve_db, slack_api, llm_server, workers=1, review=review) as one_worker,

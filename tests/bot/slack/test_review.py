@@ -13,11 +13,11 @@ from typing import Any
 from sqlalchemy import select
 
 from bot.cli import main as parley_main
+from bot.core import ReviewConfig
 from bot.jobs.scheduler import Jobs
-from bot.review.config import ReviewConfig
 from bot.settings import Settings
 from bot.slack.blocks import escape, held_call_text
-from bot.slack.review_blocks import APPROVE, APPROVE_MODAL, REJECT, REJECT_MODAL, RETRY, answer_modal
+from bot.slack.review.blocks import APPROVE, APPROVE_MODAL, REJECT, REJECT_MODAL, RETRY, answer_modal
 from bot.store.models import AuditEvent, EscalationRecord, Run, ToolCallRecord
 from tests.agent.toolbox import ScriptedTool
 from tests.bot.slack.harness import ByQuestion, RunningBot, running_bot, scripted
@@ -344,14 +344,14 @@ async def test_reminder_then_expiry_on_a_controlled_clock_reach_reviewers_and_th
         thread, message, _ = await escalated(db, bot)
         async with db.sessions() as session:
             created = (await session.scalars(select(EscalationRecord))).one().created_at
-        jobs = Jobs(db, REVIEW, bot.bot.review_board)
+        jobs = Jobs(db, bot.bot.service)
         early = await jobs.run_due(now=created + timedelta(minutes=29))
-        reminded = await Jobs(db, REVIEW, bot.bot.review_board).run_due(now=created + timedelta(minutes=31))
+        reminded = await Jobs(db, bot.bot.service).run_due(now=created + timedelta(minutes=31))
         reminder = await slack_api.wait_for_async(
             lambda: next((c for c in slack_api.calls("chat.postMessage") if "Still waiting" in c.params["text"]), None),
             what="the reminder",
         )
-        expired = await Jobs(db, REVIEW, bot.bot.review_board).run_due(now=created + timedelta(hours=25))
+        expired = await Jobs(db, bot.bot.service).run_due(now=created + timedelta(hours=25))
         messages = await thread_messages(bot, thread, 2)
 
     assert early["remind"] == 0 and reminded["remind"] == 1
@@ -406,9 +406,7 @@ async def test_an_escalation_nobody_posted_reaches_the_reviewer_channel_by_the_a
             message="transfers above 10,000 EUR need a second approver",
         )
         # Two replicas' jobs at the same instant: one message.
-        await asyncio.gather(
-            Jobs(db, REVIEW, bot.bot.review_board).run_due(), Jobs(db, REVIEW, bot.bot.review_board).run_due()
-        )
+        await asyncio.gather(Jobs(db, bot.bot.service).run_due(), Jobs(db, bot.bot.service).run_due())
         posted = slack_api.messages_in(REVIEW_CHANNEL)
 
     assert len(posted) == 1
@@ -506,7 +504,7 @@ async def test_a_command_line_run_retried_from_slack_answers_in_the_reviewer_thr
             level="L2",
             message="the language model could not be reached",
         )
-        await Jobs(db, REVIEW, bot.bot.review_board).run_due()
+        await Jobs(db, bot.bot.service).run_due()
         message = await review_message(bot)
         await click(bot, RETRY, message, REVIEWER)
         answered = await slack_api.wait_for_async(

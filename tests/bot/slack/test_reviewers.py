@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.review.config import ReviewConfig
+from bot.core import ReviewConfig
 from bot.settings import Settings
-from bot.slack.app import slack_client
-from bot.slack.reviewers import GROUP_CACHE_S, Reviewers
+from bot.slack.client import slack_client
+from bot.slack.review.reviewers import GROUP_CACHE_S, Reviewers
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.slack_workspace import BOT_TOKEN
 

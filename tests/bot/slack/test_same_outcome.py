@@ -17,12 +17,11 @@ from pathlib import Path
 from sqlalchemy import select
 
 from agent import OutcomeKind, ReplayBrain, RunResult
-from bot.assembly import build_slack_bot, open_agent
+from bot.assembly import build_runtime, open_agent
+from bot.cli.demo import Demo
+from bot.cli.render import render_result
 from bot.config_file import LoadedConfig, defaults_dir, load_config
-from bot.demo import Demo
-from bot.notifier import LogNotifier
-from bot.render import render_result
-from bot.runs import RunService
+from bot.core import LogNotifier, RunService
 from bot.store import RunOrigin
 from bot.store.models import EscalationRecord, Run
 from tests.bot.slack.harness import UPDATE_INTERVAL_S, RunningBot, serve, settings_for
@@ -50,7 +49,7 @@ async def slack_bot(db, slack_api, loaded: LoadedConfig, demo: Demo) -> AsyncIte
     settings = settings_for(slack_api)
     brain = ReplayBrain(demo.script, name="replay:demo_b.yaml")
     async with open_agent(settings, loaded, brain, tools=demo.tools) as agent:
-        bot = build_slack_bot(settings, db, agent, update_interval_s=UPDATE_INTERVAL_S, review=loaded.review)
+        bot = build_runtime(settings, db, agent, update_interval_s=UPDATE_INTERVAL_S, review=loaded.review)
         async with serve(bot) as url:
             yield RunningBot(url, bot, slack_api)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.assembly import build_slack_bot
+from bot.assembly import build_runtime
 from bot.settings import Settings
 from tests.bot.slack.harness import agent_for, calculation
 from tests.bot.slack.seen import is_finished, shown
@@ -169,5 +169,5 @@ async def test_a_correct_slack_configuration_starts_without_warnings(db, slack_a
     caplog.set_level(logging.WARNING)
     settings = Settings()  # what the entry point builds from that environment
     async with httpx.AsyncClient() as http, agent_for(llm_server.base_url, ["calculator"], http) as agent:
-        build_slack_bot(settings.model_copy(update={"slack_api_url": slack_api.base_url}), db, agent)
+        build_runtime(settings.model_copy(update={"slack_api_url": slack_api.base_url}), db, agent)
     assert [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING] == []

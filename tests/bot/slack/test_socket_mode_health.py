@@ -27,10 +27,11 @@ import httpx
 import pytest
 from aiohttp import web
 
-from bot.assembly import build_slack_bot
+from bot.assembly import Runtime, build_runtime
+from bot.serving import serve_socket_mode
 from bot.settings import Settings
-from bot.slack.app import HEALTH_PATH, SlackBot
-from bot.slack.serving import FIRST_RETRY_S, serve_socket_mode
+from bot.slack.socket_mode import FIRST_RETRY_S
+from bot.web import HEALTH_PATH
 from tests.bot.slack.harness import UPDATE_INTERVAL_S, agent_for, calculation
 from tests.bot.slack.scrape import Scrape
 from tests.bot.slack.seen import is_finished, shown
@@ -106,7 +107,7 @@ def test_socket_mode_serve_answers_health_retries_slack_and_stops_cleanly_on_sig
     assert "Traceback" not in errors and "Unclosed" not in errors, errors
     assert REFUSAL_LINE in errors and "retrying in 5 s; GET /healthz is still served" in errors, errors
     for line in errors.splitlines():  # the refusals are the only errors: one line each
-        assert "ERROR" not in line or line.startswith("parley: ERROR bot.slack.serving: " + REFUSAL_LINE[:30]), line
+        assert "ERROR" not in line or line.startswith("parley: ERROR bot.slack.socket_mode: " + REFUSAL_LINE[:30]), line
     assert slack_api.calls("chat.postMessage") == []  # nothing was asked, nobody was told anything
     assert image_healthcheck(port).returncode != 0  # and the check measures something: stopped, it fails
 
@@ -210,17 +211,17 @@ class Counted:
 
 
 @contextlib.asynccontextmanager
-async def socket_mode_bot(db: Any, gateway: FakeSocketModeGateway, llm_url: str) -> AsyncIterator[SlackBot]:
+async def socket_mode_bot(db: Any, gateway: FakeSocketModeGateway, llm_url: str) -> AsyncIterator[Runtime]:
     """As `parley serve` builds it in Socket Mode (no signing secret, the timed jobs on), Slack being the gateway."""
     settings = Settings(slack_bot_token=BOT_TOKEN, slack_app_token=APP_TOKEN, slack_api_url=gateway.base_url, workers=2)
     async with httpx.AsyncClient(trust_env=False) as http, agent_for(llm_url, ["calculator"], http) as agent:
-        yield build_slack_bot(settings, db, agent, llm_url=llm_url, update_interval_s=UPDATE_INTERVAL_S, run_jobs=True)
+        yield build_runtime(settings, db, agent, llm_url=llm_url, update_interval_s=UPDATE_INTERVAL_S, run_jobs=True)
 
 
 async def test_socket_mode_retries_until_slack_lets_it_in_then_answers_over_the_websocket(
     db, slack_api: FakeSlackApi, llm_server: FakeLLMServer, caplog, monkeypatch
 ):
-    caplog.set_level(logging.INFO, logger="bot.slack.serving")
+    caplog.set_level(logging.INFO, logger="bot.slack.socket_mode")
     llm_server.respond_with(calculation("47 * 12", "564"))
     port = free_port()
     health_url = f"http://127.0.0.1:{port}{HEALTH_PATH}"
@@ -231,9 +232,9 @@ async def test_socket_mode_retries_until_slack_lets_it_in_then_answers_over_the_
     ):
         counted = Counted()
         assert bot.jobs is not None
-        for name, owner in {"queue.start": bot.queue, "jobs.start": bot.jobs}.items():
+        for name, owner in {"queue.start": bot.pool, "jobs.start": bot.jobs}.items():
             monkeypatch.setattr(owner, "start", counted.wrap(name, owner.start))
-        for name, owner in {"queue.stop": bot.queue, "jobs.shutdown": bot.jobs}.items():
+        for name, owner in {"queue.stop": bot.pool, "jobs.shutdown": bot.jobs}.items():
             method = name.split(".")[1]
             monkeypatch.setattr(owner, method, counted.wrap(name, getattr(owner, method)))
         serving = asyncio.create_task(

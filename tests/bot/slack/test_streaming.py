@@ -18,9 +18,9 @@ from pydantic import ValidationError
 from agent import ErrorCode, RunResult
 from bot.settings import Settings
 from bot.slack.blocks import answer_messages, closing_blocks
-from bot.slack.chunks import markdown_of
 from bot.slack.feedback_blocks import feedback_block
-from bot.slack.marks import ENDED
+from bot.slack.reply.chunks import markdown_of
+from bot.slack.reply.marks import ENDED
 from bot.wording import InThread
 from tests.bot.slack.harness import EVERY_STATE, ByQuestion, Gated, calculation, running_bot, scripted
 from tests.bot.slack.seen import answer_in, runs, shown, versions_of

@@ -5,17 +5,18 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from sqlalchemy import text
 
 from agent import Agent, FanoutRecorder, MemoryRecorder, RunResult
-from bot.store import Database, RunOrigin, StoreRecorder
+from bot.store import Conversation, Database, RunOrigin, StoreRecorder
 from bot.store.models import Run
 
 CLI = RunOrigin("cli", "cli:tester")
-SLACK = RunOrigin("slack", "U0TESTER", workspace_id="T0TEAM", channel_id="C0CHAN", thread_ts="1700000000.000100")
+SLACK = RunOrigin("slack", "U0TESTER", Conversation("T0TEAM", "C0CHAN", "1700000000.000100"))
 
 
 async def record(
@@ -27,8 +28,10 @@ async def record(
     return result, memory
 
 
-def stored_result(run: Run) -> RunResult:
-    """The RunResult as the runs row has it: equal to what the caller got if nothing was lost on the way."""
+def stored_result(row: Run | dict[str, Any]) -> RunResult:
+    """The RunResult as the runs row has it (a row, or a trace's `columns`): equal to what the caller got if
+    nothing was lost on the way."""
+    run = SimpleNamespace(**row) if isinstance(row, dict) else row
     return RunResult(
         run_id=run.id,
         question=run.question,

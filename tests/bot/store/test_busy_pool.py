@@ -7,8 +7,8 @@ import asyncio
 import pytest
 
 from bot.store import StoreBusy, StoreUnavailable, connect
-from bot.store.conversations import load_run
 from bot.store.database import patiently
+from bot.store.runs import load_run
 
 
 async def test_work_waits_for_a_busy_pool_and_goes_through_once_a_connection_is_free(pg_url: str) -> None:

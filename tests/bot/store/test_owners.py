@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from agent import Backoff
-from bot.owner import RunOwner
+from bot.core import RunOwner
 from bot.store import Database, StoreUnavailable, connect
 from bot.store.models import OwnerRecord
 from bot.store.owners import beat, stop

@@ -19,9 +19,13 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from agent import RunStarted
 from bot.store import (
     AmbiguousRun,
+    Ask,
     BadCursor,
+    Conversation,
     Database,
     RunNotFound,
+    RunOrigin,
+    RunSource,
     StoreBusy,
     StoreError,
     StoreRecorder,
@@ -30,19 +34,13 @@ from bot.store import (
     connect,
     ensure_current,
 )
-from bot.store.conversations import (
-    SlackAsk,
-    cancel_stopped,
-    enqueue,
-    enqueue_retry,
-    load_run,
-    set_reply_ts,
-    thread_history,
-    thread_is_ours,
-)
+from bot.store.lifecycle import Change
 from bot.store.migrate import current_revision, downgrade, upgrade
 from bot.store.models import Run
-from bot.store.queries import RunFilter, decode_cursor, iter_runs, list_runs, load_trace, resolve_run_id
+from bot.store.queries import RunFilter, decode_cursor, export_rows, list_runs, load_trace, resolve_run_id
+from bot.store.rows import stored_run
+from bot.store.runs import end_run, enqueue, enqueue_retry, load_run, set_reply_ts, thread_history, thread_is_ours
+from bot.store.vocabulary import AuditAction
 from tests.bot.store.postgres import PG_PORT
 from tests.bot.store.recording import CLI
 from tests.fakes.tcp_proxy import TcpProxy
@@ -50,16 +48,19 @@ from tests.fakes.tcp_proxy import TcpProxy
 DEADLINE_S = 20
 SECRET = "s3cret-pw"
 NOW = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)
-ASK = SlackAsk("T0TEAM", "C0CHAN", "1700000000.000100", "1700000000.000200", "U0ASKER", "q?")
-A_RUN = Run(
-    id="a" * 32, source="slack", workspace_id="T0TEAM", channel_id="C0CHAN", thread_ts="1", asker="U0ASKER",
-    question="q?", status="solved", created_at=NOW,
+THREAD = Conversation("T0TEAM", "C0CHAN", "1700000000.000100")
+ASK = Ask("q?", RunOrigin(RunSource.SLACK, "U0ASKER", THREAD), message="1700000000.000200")
+A_RUN = stored_run(
+    Run(
+        id="a" * 32, source="slack", workspace_id="T0TEAM", channel_id="C0CHAN", thread_ts="1", asker="U0ASKER",
+        question="q?", status="queued", created_at=NOW,
+    )
 )  # fmt: skip
 
 
-async def _first_run(db: Database) -> Run | None:
-    async for run in iter_runs(db, RunFilter()):
-        return run
+async def _first_run(db: Database) -> dict[str, Any] | None:
+    async for row in export_rows(db, RunFilter()):
+        return row
     return None
 
 
@@ -85,14 +86,16 @@ STORE_CALLS: dict[str, Callable[[Database], Awaitable[Any]]] = {
     "upgrade": upgrade,
     "downgrade": lambda db: downgrade(db, "base"),
     "list_runs": lambda db: list_runs(db, RunFilter(statuses=["solved", "degraded"])),
-    "iter_runs": _first_run,
+    "export_rows": _first_run,
     "resolve_run_id": lambda db: resolve_run_id(db, "abcdef"),
     "load_trace": lambda db: load_trace(db, "abcdef"),
     "enqueue": lambda db: enqueue(db, ASK),
     "enqueue_retry": lambda db: enqueue_retry(db, A_RUN),
-    "thread_is_ours": lambda db: thread_is_ours(db, "T0TEAM", "C0CHAN", "1"),
+    "thread_is_ours": lambda db: thread_is_ours(db, Conversation("T0TEAM", "C0CHAN", "1")),
     "thread_history": lambda db: thread_history(db, A_RUN),
-    "cancel_stopped": lambda db: cancel_stopped(db, "q" * 32, "stopped"),
+    "end_run": lambda db: end_run(
+        db, "q" * 32, Change.CANCEL, answer="stopped", action=AuditAction.RUN_CANCELLED, detail={}
+    ),
     "load_run": lambda db: load_run(db, "a" * 32),
     "set_reply_ts": lambda db: set_reply_ts(db, "a" * 32, "1.2"),
     "record": _started,

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from agent import Agent, RunResult, RunStarted, RunStatus, ToolSpec
-from bot.owner import RunOwner
+from bot.core import RunOwner
 from bot.store import Database, StoreRecorder, check_reachable, connect
-from bot.store.conversations import load_run
 from bot.store.owners import end_orphan
 from bot.store.queries import load_trace
+from bot.store.runs import load_run
 from tests.agent.toolbox import ScriptedTool, make_agent, replay, weather_lookup
 from tests.bot.store.postgres import PG_PORT
 from tests.bot.store.recording import CLI, fetch, recording_failures

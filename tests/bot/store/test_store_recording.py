@@ -4,6 +4,7 @@ keeps what the caller got and what the model saw, on PostgreSQL and on SQLite al
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 
@@ -57,9 +58,9 @@ async def test_recorder_stores_the_run_exactly_as_its_result(db: Database, caplo
     result, memory = await record(weather_agent(), db, TWO_CITIES, origin=SLACK)
 
     trace = await load_trace(db, result.run_id)
-    run = trace.run
+    run = SimpleNamespace(**trace.columns)  # the row as it is, column by column
     assert (result.status, result.retries, result.critique_rounds) == (RunStatus.SOLVED, 1, 2)  # the scenario
-    assert stored_result(run) == result
+    assert stored_result(trace.columns) == result
     assert (run.source, run.workspace_id, run.channel_id, run.thread_ts, run.asker) == (
         "slack",
         "T0TEAM",
@@ -170,7 +171,7 @@ async def test_recorder_escalates_a_policy_violation_with_the_held_action(db: Da
     assert escalation.message == "transfers above 10,000 EUR need a second approver"
     assert (escalation.decided_at, escalation.decided_by) == (None, None)
     assert escalation.kind == "policy" and escalation.draft_answer == result.answer
-    assert stored_result(trace.run) == result
+    assert stored_result(trace.columns) == result
     assert (trace.tool_calls[0].error_code, trace.tool_calls[0].error_level) == ("POLICY_VIOLATION", "L4")
     assert [a.to_status for a in trace.audit] == ["running", "awaiting_review"]
 
@@ -246,4 +247,4 @@ async def test_recorder_keeps_the_llm_retry_count(db: Database, llm_server: Fake
         await client.aclose()
 
     assert result.llm_retries == 1
-    assert stored_result((await load_trace(db, result.run_id)).run) == result
+    assert stored_result((await load_trace(db, result.run_id)).columns) == result

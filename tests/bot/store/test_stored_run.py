@@ -12,13 +12,13 @@ from datetime import UTC, datetime
 import pytest
 
 from agent import Citation, OutcomeKind, RunStatus
-from bot.history import render_trace
-from bot.render import render_citations, render_result
+from bot.cli.render import render_citations, render_result
+from bot.cli.runs import render_trace
 from bot.slack.blocks import answer_messages
 from bot.store import Database
+from bot.store.escalations import current_escalation
 from bot.store.models import EscalationRecord, Run
 from bot.store.queries import load_trace
-from bot.store.stored_run import escalated_run
 from tests.bot.store.outcomes import RUNS
 from tests.bot.store.recording import SLACK, record, stored_result
 
@@ -30,9 +30,9 @@ async def test_stored_run_is_the_live_result_and_renders_like_it(db: Database, k
     assert live.outcome is kind  # the scenario
 
     trace = await load_trace(db, live.run_id[:8])
-    stored = trace.stored
+    stored = trace.run
 
-    assert stored.result == live == stored_result(trace.run)
+    assert stored.result == live == stored_result(trace.columns)
     assert stored.outcome is kind
     assert render_result(stored.result) == render_result(live)  # the terminal, as `parley ask` printed it
     assert answer_messages(stored.result) == answer_messages(live)  # the Slack thread
@@ -44,16 +44,12 @@ async def test_stored_run_is_the_live_result_and_renders_like_it(db: Database, k
         assert "\nSources:\n" + "\n".join(render_citations(live.citations)) + "\n" in shown
     else:
         assert "\nSources:\n" not in shown
-    assert (stored.source, stored.asker, stored.channel_id, stored.thread_ts) == (
-        SLACK.source,
-        SLACK.asker,
-        SLACK.channel_id,
-        SLACK.thread_ts,
-    )
+    assert stored.origin == SLACK
     # A run that went to people reads back, from its escalation, as exactly what the engine handed them.
     if live.escalation is not None:
-        [escalation] = trace.escalations
-        assert escalated_run(trace.run, escalation).result == live
+        assert len(trace.escalations) == 1
+        escalated = await current_escalation(db, live.run_id)
+        assert escalated is not None and escalated.as_escalated.result == live
 
 
 async def test_stored_run_has_no_result_before_the_run_ends(db: Database) -> None:
@@ -65,7 +61,7 @@ async def test_stored_run_has_no_result_before_the_run_ends(db: Database) -> Non
 
     trace = await load_trace(db, "running0001")
 
-    assert (trace.stored.status, trace.stored.result, trace.stored.outcome) == (RunStatus.RUNNING, None, None)
+    assert (trace.run.status, trace.run.result, trace.run.outcome) == (RunStatus.RUNNING, None, None)
     shown = render_trace(trace)
     assert "  status       running (not finished)\n  outcome      not finished\n" in shown
     assert "\nFinal (as the user saw it):\n(none yet)\n" in shown
@@ -97,9 +93,9 @@ async def test_stored_run_reads_rows_older_versions_wrote(db: Database, caplog: 
         )
 
     trace = await load_trace(db, old.id)
-    result = trace.stored.result
+    result = trace.run.result
 
-    assert result is not None and trace.stored.outcome is OutcomeKind.REFUSED
+    assert result is not None and trace.run.outcome is OutcomeKind.REFUSED
     assert result.citations == [
         Citation(marker="[1]", tool="calculator", tool_call_id="", step=1, arguments={"expression": "6 * 7"})
     ]
@@ -111,4 +107,5 @@ async def test_stored_run_reads_rows_older_versions_wrote(db: Database, caplog: 
     assert "  outcome      refused\n" in shown
     assert '\nSources:\n  [1] calculator({"expression": "6 * 7"}) — step 1, call \n' in shown
     # The reviewer message's view of it: the same kind of end, from the escalation row.
-    assert escalated_run(trace.run, trace.escalations[0]).outcome is OutcomeKind.REFUSED
+    escalated = await current_escalation(db, old.id)
+    assert escalated is not None and escalated.as_escalated.outcome is OutcomeKind.REFUSED

@@ -1,0 +1,220 @@
+"""RunPool: Parley's own bounded pool of agent runs, whatever the medium they are answered in.
+
+Front ends only record a question (`RunService.take`); the service hands it here. The pool announces it in its
+conversation at once (working, or queued behind others), claims it, runs the engine with the medium's live
+progress, and delivers the answer — each through the medium's `Reply`. Whatever fails, the conversation is told
+and the process keeps serving: a store that cannot be read is an outage (`StoreUnavailable`, and only that);
+anything else is a bug, ended honestly as an internal error and logged with its traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Protocol
+
+from agent import Recorder, RunResult, TerminationReason
+from bot.store import Ask, StoreUnavailable
+
+if TYPE_CHECKING:
+    from bot.core.service import RunService
+
+log = logging.getLogger(__name__)
+
+GOODBYE_TIMEOUT_S = 5.0  # stopping: how long each unfinished conversation is given to be told
+
+
+class Stop(StrEnum):
+    """Why a run could not go on: what its conversation is told, in the medium's words."""
+
+    INTERRUPTED = "interrupted"  # Parley was stopped (a restart, a deploy) first
+    STORE_UNAVAILABLE = "store_unavailable"  # the store could not be read to start it
+    INTERNAL_ERROR = "internal_error"  # a failure outside the engine (a bug)
+    HELD_CHANGED = "held_changed"  # the approved calls are not those its saved state would run
+
+    @property
+    def reason(self) -> TerminationReason:
+        """How the run ended, as its record and its conversation's end-of-run mark say."""
+        return TerminationReason.IRRECOVERABLE_ERROR if self is Stop.INTERNAL_ERROR else TerminationReason.CANCELLED
+
+
+class Reply(Protocol):
+    """One run's presence in its conversation, as a medium shows it."""
+
+    async def announce(self, ahead: int | None) -> str | None:
+        """The run's first sign: working on it (`ahead` None), or queued behind `ahead` others. Returns the id
+        of a message to record as the run's reply, or None (none posted, or the run's own placeholder)."""
+
+    @property
+    def watcher(self) -> Recorder:
+        """Sees the run's trace events: the live progress."""
+
+    async def working(self) -> None:
+        """The run starts now."""
+
+    async def finish(self, result: RunResult) -> None:
+        """The run ended: its answer, partial answer, refusal or held notice replaces the progress."""
+
+    async def stop(self, why: Stop, run_id: str) -> None:
+        """The run cannot go on: the notice replaces the progress (marked as the run's end)."""
+
+
+class Replies(Protocol):
+    """A medium's replies (Slack's thread messages and streams)."""
+
+    def reply(self, ask: Ask, *, queued: bool, placeholder: str | None) -> Reply:
+        """The reply of a run asked by `ask`; with `placeholder`, the run goes on in that message of its own."""
+
+    async def tell(self, ask: Ask, problem: str) -> None:
+        """Say in the conversation that a question could not be taken, and why."""
+
+
+@dataclass
+class _Job:
+    run_id: str
+    ask: Ask
+    reply: Reply
+    announced: asyncio.Task[None]
+    resume_by: str | None = None  # a reviewer approved the held calls: resume the run instead of starting it
+
+
+class RunPool:
+    """`size` workers; each run is claimed, run and delivered by one of them."""
+
+    def __init__(self, service: RunService, replies: Replies, *, size: int) -> None:
+        self._service = service
+        self.replies = replies
+        self._size = size
+        self._queue: asyncio.Queue[_Job] = asyncio.Queue()
+        self._workers: list[asyncio.Task[None]] = []
+        self._busy = 0
+        self._current: dict[str, _Job] = {}  # run id → the job a worker is answering
+        self._delivering: set[asyncio.Task[None]] = set()  # answers being delivered (a medium may throttle)
+
+    @property
+    def busy(self) -> int:
+        return self._busy
+
+    @property
+    def waiting(self) -> int:
+        return self._queue.qsize()
+
+    def start(self) -> None:
+        self._workers = [asyncio.create_task(self._work(), name=f"parley-worker-{n}") for n in range(self._size)]
+
+    async def stop(self) -> None:
+        """Stop the workers; every question not answered yet is told so (bounded in time)."""
+        unfinished = list(self._current.values())
+        while not self._queue.empty():
+            unfinished.append(self._queue.get_nowait())
+        started = set(self._current)
+        for worker in self._workers:
+            worker.cancel()
+        await asyncio.gather(*self._workers, return_exceptions=True)
+        self._workers = []
+        if self._delivering:  # answers already computed still reach their conversations (bounded in time)
+            await asyncio.wait(self._delivering, timeout=GOODBYE_TIMEOUT_S * 2)
+        await asyncio.gather(*(self._say_interrupted(job, started=job.run_id in started) for job in unfinished))
+
+    def submit(self, run_id: str, ask: Ask, *, resume_by: str | None = None, placeholder: str | None = None) -> None:
+        """Take a recorded question (or an approved held run to resume); returns at once (the announcement goes
+        out in the background). With `placeholder` the run goes on in that message (a queued run taken over
+        from a stopped replica: its placeholder becomes the progress, then the answer) instead of a new one."""
+        # Queued when every worker is busy; `ahead` counts the runs already waiting before this one.
+        ahead = self._queue.qsize() if self._busy + self._queue.qsize() >= self._size else None
+        reply = self.replies.reply(ask, queued=ahead is not None, placeholder=placeholder)
+        announced = asyncio.create_task(self._announce(run_id, reply, ahead))
+        self._queue.put_nowait(_Job(run_id, ask, reply, announced, resume_by))
+
+    async def _announce(self, run_id: str, reply: Reply, ahead: int | None) -> None:
+        message = await reply.announce(ahead)
+        if message is not None:
+            await self._service.keep_reply(run_id, message)
+
+    async def _work(self) -> None:
+        while True:
+            job = await self._queue.get()
+            self._busy += 1
+            self._current[job.run_id] = job
+            try:
+                await self._answer(job)
+            except asyncio.CancelledError:
+                raise  # stays in `_current`: stop() tells its conversation
+            except Exception:
+                log.exception("run %s failed outside the engine", job.run_id)
+            finally:
+                self._busy -= 1
+                self._queue.task_done()
+            self._current.pop(job.run_id, None)
+
+    async def _answer(self, job: _Job) -> None:
+        await job.announced
+        service = self._service
+        try:
+            claim = await service.claim(job.run_id, resuming=job.resume_by is not None)
+        except StoreUnavailable as exc:
+            log.error("run %s: not started, the store is unavailable: %s", job.run_id, exc)
+            await self._stopped(job, Stop.STORE_UNAVAILABLE, started=False)
+            return
+        if claim is None:
+            return  # another replica's now, or ended while it waited (the service logged which)
+        await job.reply.working()
+        try:
+            if job.resume_by is not None:
+                resumed = await service.resume(
+                    job.run_id, approved_by=job.resume_by, watchers=[job.reply.watcher], thread_watched=True
+                )
+                if not isinstance(resumed, RunResult):  # not resumed: the saved state is not what was approved
+                    self._deliver(job.run_id, job.reply.stop(Stop.HELD_CHANGED, job.run_id))
+                    return
+                result = resumed
+            else:
+                result = await service.ask(
+                    job.ask.question,
+                    job.ask.origin,
+                    run_id=job.run_id,
+                    history=claim.history,
+                    watchers=[job.reply.watcher],
+                )
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("run %s raised", job.run_id)
+            await self._stopped(job, Stop.INTERNAL_ERROR, started=True)
+            return
+        self._deliver(job.run_id, job.reply.finish(result))
+
+    async def _stopped(self, job: _Job, why: Stop, *, started: bool) -> None:
+        """End the run in the store (now, or when the database is back) and tell its conversation."""
+        try:
+            await self._service.stop_run(job.run_id, why, started=started)
+        except Exception:
+            log.exception("run %s could not be ended in the store", job.run_id)
+        self._deliver(job.run_id, job.reply.stop(why, job.run_id))
+
+    async def _say_interrupted(self, job: _Job, *, started: bool) -> None:
+        """A queued run is ended here, and a started one the engine had no time to record as ended; then its
+        conversation is told."""
+        try:
+            async with asyncio.timeout(GOODBYE_TIMEOUT_S):
+                # The engine records a cancelled run itself, unless it was cancelled before it could.
+                await self._service.stop_run(job.run_id, Stop.INTERRUPTED, started=started)
+                await job.announced
+                await job.reply.stop(Stop.INTERRUPTED, job.run_id)
+        except Exception as exc:  # shutting down: a conversation we cannot reach is logged, not retried
+            log.warning("could not tell the conversation of run %s that it was interrupted: %s", job.run_id, exc)
+
+    def _deliver(self, run_id: str, delivery: Awaitable[None]) -> None:
+        """Deliver in the background: a medium waiting out its update interval must not hold a worker."""
+        task = asyncio.create_task(self._delivered(run_id, delivery), name=f"parley-answer-{run_id}")
+        self._delivering.add(task)
+        task.add_done_callback(self._delivering.discard)
+
+    async def _delivered(self, run_id: str, delivery: Awaitable[None]) -> None:
+        try:
+            await delivery
+        except Exception:
+            log.exception("the answer of run %s could not be delivered", run_id)

@@ -1,0 +1,105 @@
+"""Recovery: the runs a stopped process left queued or running, found by a live one and handled once.
+
+A pass runs every heartbeat (`RunService.recover`), once this process's own heartbeats have reached the database
+for `stale_after_s` without a miss — so an outage that stopped every heartbeat is never taken for the death of
+the others, who renew as soon as the database is back. Each change is one conditional UPDATE on the owner the
+run was found with (`bot.store.owners`), so two replicas recovering at once handle each run once:
+
+- its conversation already shows how it ended (the process told people, then died before the store took the
+  end): recorded as shown, with an incomplete trace; nothing is posted.
+- queued: nothing was done yet. This process takes it over and answers it, in its own placeholder.
+- running: ended honestly, `degraded`/`cancelled`, with the steps it recorded — never run again, since a tool
+  call in flight may have had its effect. The notice replaces the run's placeholder.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+
+from agent import RunStatus
+from bot.core.notifier import Notifier, tell
+from bot.core.owner import RunOwner
+from bot.store import Ask, Database, StoredRun, StoreUnavailable
+from bot.store.owners import end_orphan, orphans, record_shown_end, steps_done, take_over
+from bot.store.runs import load_run
+from bot.wording import InThread
+
+log = logging.getLogger(__name__)
+
+MAX_ORPHANS_PER_PASS = 200  # a pass stays short; whatever is left is the next heartbeat's
+# What a thread may show as a run's end and the store take as it is; a run shown waiting for a reviewer has
+# no escalation on record, so nobody would ever decide: it is ended honestly instead.
+FINAL = (RunStatus.SOLVED, RunStatus.DEGRADED, RunStatus.REFUSED)
+
+# Where a queued run's answer goes (its conversation, or None when it has none) and who answers it there.
+AskOf = Callable[[StoredRun], Awaitable[Ask | None]]
+Submit = Callable[[str, Ask, str | None], None]
+
+
+class Recovery:
+    """This process's share of recovering what stopped processes left."""
+
+    def __init__(
+        self,
+        db: Database,
+        owner: RunOwner,
+        notifier: Notifier,
+        *,
+        ask_of: AskOf,
+        submit: Submit | None = None,
+    ) -> None:
+        self._db = db
+        self._owner = owner
+        self._notifier = notifier
+        self._ask_of = ask_of
+        self._submit = submit
+
+    async def sweep(self, now: datetime) -> int:
+        """One pass: how many orphans this process handled (none while its own heartbeat is not yet trusted)."""
+        if self._owner.healthy_for(now) < self._owner.stale_after_s:
+            return 0
+        handled = 0
+        for run in await orphans(self._db, now=now, limit=MAX_ORPHANS_PER_PASS, seen_by=self._owner.id):
+            try:
+                handled += await self._recover(run, now)
+            except StoreUnavailable as exc:
+                log.warning("recovery stopped: the database is unavailable: %s", exc)
+                break
+        return handled
+
+    async def _recover(self, run: StoredRun, now: datetime) -> bool:
+        try:
+            shown = await self._notifier.shown_end(run)
+        except Exception as exc:  # what people saw is unknown: say nothing now, ask again at the next pass
+            log.warning("run %s was left by %s, but its thread cannot be read now: %s", run.id, run.owner, exc)
+            return False
+        if shown is not None and shown.status in FINAL:
+            recorded = await record_shown_end(self._db, run, shown, now=now)
+            if recorded:
+                log.info("run %s, left by %s, is recorded as its thread shows it: %s", run.id, run.owner, shown.reason)
+            return recorded
+        if run.status == RunStatus.QUEUED and self._submit is not None:
+            ask = await self._ask_of(run)
+            if ask is not None:
+                if not await take_over(self._db, run, self._owner.id, now=now):
+                    return False
+                log.info("run %s, queued by %s, is taken over by %s", run.id, run.owner, self._owner.id)
+                self._submit(run.id, ask, run.reply_ts)
+                return True
+        return await self._end(run, now)
+
+    async def _end(self, run: StoredRun, now: datetime) -> bool:
+        steps, tool_calls = await steps_done(self._db, run.id)
+        if run.status == RunStatus.QUEUED:
+            answer = InThread.STOPPED_BEFORE_START
+        else:
+            answer = InThread.STOPPED_AFTER_STEP.format(steps=steps) if steps else InThread.STOPPED_BEFORE_A_STEP
+        if not await end_orphan(self._db, run, answer, steps=steps, tool_calls=tool_calls, now=now):
+            return False
+        log.warning("run %s, left %s by %s, was ended: %s", run.id, run.status, run.owner, answer)
+        ended = await load_run(self._db, run.id)
+        if ended is not None:
+            await tell(self._notifier.stale_ended, ended, what=f"the notice that run {run.id} was ended")
+        return True

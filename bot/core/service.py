@@ -1,0 +1,497 @@
+"""RunService: the one owner of a run's life in bot/ — intake, claim, run, end and delivery, escalation of every
+kind, decisions, retry, recovery, stop.
+
+The command line, Slack's listeners, the timed jobs and every later front end are adapters over this service:
+they parse what people did, call one method, and show the typed result in their medium. The engine decides how
+a run ended (`RunResult.outcome`); the store records it (`StoreRecorder`) and keeps the lifecycle's rules
+(`bot.store.lifecycle`); this service acts on it — a run that ends waiting for people is shown to the reviewers,
+a decision is announced — and tells people only through its `Notifier`, after the change is committed. Every
+run it queues, starts or resumes is held by its `RunOwner` (this process) until it ends; an end the database
+cannot take yet is kept by the owner. With `replies` (a medium's), runs are answered by its own `RunPool`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from agent import Agent, Exchange, FanoutRecorder, InvalidQuestion, Recorder, RunResult, RunStatus, exception_line
+from bot.core.config import JobsConfig, ReviewConfig
+from bot.core.notifier import LogNotifier, Notifier, tell
+from bot.core.owner import RunOwner
+from bot.core.pool import Replies, RunPool, Stop
+from bot.core.recovery import Recovery
+from bot.core.resumable import HeldCallsChanged, approved_snapshot
+from bot.store import (
+    Ask,
+    Conversation,
+    Database,
+    Decision,
+    Escalated,
+    EscalationKind,
+    FeedbackVerdict,
+    RunOrigin,
+    Settled,
+    StoredRun,
+    StoreRecorder,
+    StoreUnavailable,
+)
+from bot.store import escalations as stored_escalations
+from bot.store.database import patiently
+from bot.store.feedback import Recorded, comment_on, note_on_feedback_escalation, record_feedback
+from bot.store.lifecycle import Change, may_decide
+from bot.store.retention import purge
+from bot.store.runs import end_run, enqueue, enqueue_retry, load_run, set_reply_ts, thread_history, thread_is_ours
+from bot.store.vocabulary import AuditAction
+from bot.wording import NOT_STARTED_DATABASE_UNAVAILABLE, NOT_TAKEN_DATABASE_UNAVAILABLE, InThread
+
+log = logging.getLogger(__name__)
+
+SCHEDULER = "parley:scheduler"  # the actor of the timed jobs' decisions (expiry)
+# What a stopped run's record says (its conversation is told in the medium's own words).
+STOPPED_ANSWER = {
+    Stop.INTERRUPTED: InThread.INTERRUPTED,
+    Stop.STORE_UNAVAILABLE: NOT_STARTED_DATABASE_UNAVAILABLE,
+    Stop.INTERNAL_ERROR: InThread.SOMETHING_BROKE,
+    Stop.HELD_CHANGED: InThread.HELD_CHANGED,
+}
+
+# A note for the reviewers about a 👎 (the medium words it): given whether the clicker asked, and their comment.
+FeedbackNote = Callable[[bool, str | None], str]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A queued run this process may start: it is still this process's and still queued."""
+
+    run: StoredRun | None  # None: not recorded (yet), the engine records it as it starts
+    history: list[Exchange]
+
+
+@dataclass(frozen=True)
+class NotResumed:
+    """An approved run whose saved state does not match what the reviewer approved: ended, nothing run."""
+
+    run_id: str
+    why: str
+
+
+@dataclass(frozen=True)
+class Retried:
+    """The outcome of a retry: `retry_id` is the new queued run when this decision won."""
+
+    settled: Settled
+    retry_id: str | None
+
+
+class DecisionRefused(Exception):
+    """This decision cannot be taken on this kind of escalation (a retry of a held action, say)."""
+
+
+class RunService:
+    """Every way a run starts, goes on, is decided or ends early — recorded first, then told."""
+
+    def __init__(
+        self,
+        db: Database,
+        notifier: Notifier | None = None,
+        agent: Agent | None = None,
+        *,
+        owner: RunOwner | None = None,
+        watchers: Sequence[Recorder] = (),
+        review: ReviewConfig | None = None,
+        jobs: JobsConfig | None = None,
+        replies: Replies | None = None,
+        workers: int = 1,
+    ) -> None:
+        """Without an `agent` the service decides, retries and cancels, but runs nothing (`parley review
+        reject` needs no LLM). Without an `owner`, this process holds its runs under an owner of its own,
+        heartbeating only while a run goes on (the command line). `watchers` see every run's trace events
+        (metrics, spans), after the store. With `replies`, questions taken are answered by a pool of `workers`
+        in that medium."""
+        self._db = db
+        self.notifier: Notifier = notifier or LogNotifier()
+        self._engine = agent
+        self.owner = owner or RunOwner(db)
+        self._watchers = tuple(watchers)
+        self.review = review or ReviewConfig()
+        self.jobs = jobs or JobsConfig()
+        self.pool = RunPool(self, replies, size=workers) if replies is not None else None
+        self._recovery = Recovery(
+            db, self.owner, self.notifier, ask_of=self.ask_of, submit=self._resubmit if self.pool else None
+        )
+        self._background: set[asyncio.Task[None]] = set()
+
+    @property
+    def _agent(self) -> Agent:
+        if self._engine is None:
+            raise RuntimeError("this RunService was built without an agent: it cannot run questions")
+        return self._engine
+
+    # --- intake ----------------------------------------------------------------------------------------------
+
+    def check_question(self, question: str) -> str:
+        """The question as the engine takes it; `InvalidQuestion` (empty, too long) before anything is stored."""
+        return self._agent.check_question(question)
+
+    async def take(self, ask: Ask, *, follow_up: bool = False) -> str | None:
+        """Record a question asked in a medium and hand it to the pool; its run id, or None when it is not taken.
+
+        A `follow_up` (a plain reply in a conversation) is taken only where Parley was asked before. A question
+        the engine refuses, or one the store cannot record, is told in its conversation; a redelivered message
+        (its run exists) is taken once.
+        """
+        if follow_up and ask.conversation is not None:
+            try:
+                if not await thread_is_ours(self._db, ask.conversation):
+                    return None
+            except StoreUnavailable as exc:
+                # Nobody addressed Parley for certain: say nothing in a conversation that may not be ours.
+                log.error("intake of a follow-up failed, the store is unavailable: %s", exception_line(exc))
+                return None
+        try:
+            self.check_question(ask.question)
+            # A pool with every connection busy (a burst) is waited for, not an outage.
+            run_id = await patiently(lambda: enqueue(self._db, ask, owner=self.owner.id))
+        except InvalidQuestion as exc:
+            self._tell(ask, f"I can't take this question: {exc}.")
+            return None
+        except StoreUnavailable as exc:
+            log.error("intake failed, the store is unavailable: %s", exception_line(exc))
+            self._tell(ask, NOT_TAKEN_DATABASE_UNAVAILABLE)
+            return None
+        if run_id is None:
+            log.info("message %s already has a run (a redelivery)", ask.message)
+            return None
+        if self.pool is not None:
+            self.pool.submit(run_id, ask)
+        return run_id
+
+    async def asked_before(self, conversation: Conversation) -> bool:
+        """Has Parley been asked in this conversation before?"""
+        return await thread_is_ours(self._db, conversation)
+
+    # --- claim, run, end ---------------------------------------------------------------------------------------
+
+    async def claim(self, run_id: str, *, resuming: bool = False) -> Claim | None:
+        """The run, if this process may start it now: still held by it, and still queued (or being resumed);
+        None otherwise (logged). `StoreUnavailable` when the store cannot tell."""
+        run = await patiently(lambda: load_run(self._db, run_id))
+        if run is not None and run.owner not in (None, self.owner.id):
+            # Another replica took it over while this one could not renew its hold (cut off from the database):
+            # it is that replica's to answer now.
+            log.warning("run %s is held by %s now: not started here", run_id, run.owner)
+            return None
+        if not resuming and run is not None and run.status != RunStatus.QUEUED:
+            # Ended while it waited (another replica recorded its end): its conversation was told then; starting
+            # it now would overwrite that honest ending.
+            log.warning("run %s is %s, not queued any more: not started", run_id, run.status)
+            return None
+        history = await patiently(lambda: thread_history(self._db, run)) if run is not None else []
+        return Claim(run, history)
+
+    async def ask(
+        self,
+        question: str,
+        origin: RunOrigin,
+        *,
+        run_id: str | None = None,
+        history: Sequence[Exchange] = (),
+        watchers: Sequence[Recorder] = (),
+    ) -> RunResult:
+        """Run the question to its end, recorded; a run that waits for people is shown to the reviewers."""
+        async with self.owner.holding():
+            recorder = FanoutRecorder(self._recorder(origin), *self._watchers, *watchers)
+            result = await self._agent.run(question, run_id=run_id, history=history, recorder=recorder)
+        await self._after_run(result)
+        return result
+
+    async def resume(
+        self, run_id: str, *, approved_by: str, watchers: Sequence[Recorder] = (), thread_watched: bool = False
+    ) -> RunResult | NotResumed:
+        """Go on with an approved held run from its saved state: the held calls run exactly as approved.
+
+        `thread_watched` says the caller shows the run in its conversation itself (the pool); otherwise the
+        notifier tells the conversation how it ended.
+        """
+        try:
+            snapshot = await approved_snapshot(self._db, run_id)
+        except HeldCallsChanged as exc:
+            log.error("%s: nothing was run", exc)
+            await end_run(
+                self._db,
+                run_id,
+                Change.UNRESUMABLE,
+                answer=f"Approved, but not resumed: {exc}.",
+                action=AuditAction.RESUME_REFUSED,
+                detail={"why": str(exc)},
+            )
+            return NotResumed(run_id, str(exc))
+        run = await load_run(self._db, run_id)
+        if run is None:  # removed between the two reads
+            return NotResumed(run_id, f"run {run_id} no longer exists")
+        async with self.owner.holding():
+            recorder = FanoutRecorder(self._recorder(run.origin), *self._watchers, *watchers)
+            result = await self._agent.resume(snapshot, approved_by=approved_by, recorder=recorder)
+        if not thread_watched:
+            await tell(self.notifier.resumed, run, result, what=f"the result of resumed run {run_id}")
+        await self._after_run(result)
+        return result
+
+    async def check_resumable(self, run_id: str) -> None:
+        """Raise `HeldCallsChanged` when the run's saved state is not what its reviewer is shown."""
+        await approved_snapshot(self._db, run_id)
+
+    async def keep_reply(self, run_id: str, message: str) -> None:
+        """Record the message a run's conversation shows it in (its placeholder, updated as it goes)."""
+        try:
+            await patiently(lambda: set_reply_ts(self._db, run_id, message))
+        except StoreUnavailable as exc:  # the reply still works; only the record of where it is is missing
+            log.warning("could not record the reply of run %s: %s", run_id, exc)
+
+    async def stop_run(self, run_id: str, why: Stop, *, started: bool = False) -> None:
+        """A run this process stopped answering ends with `why`'s answer — now, or when the database is back
+        (its owner keeps the write): one that could not start, or (`started`) one the engine had no time to
+        record as ended (shutdown), or that failed outside the engine."""
+        change = Change.STOP if started else Change.CANCEL
+        action = AuditAction.RUN_FAILED if why is Stop.INTERNAL_ERROR else AuditAction.RUN_CANCELLED
+        detail = {"reason": "stopped before the run ended" if started else "stopped before the run started"}
+        if why is Stop.INTERNAL_ERROR:
+            detail = {"reason": "a failure outside the engine"}
+
+        async def end() -> None:
+            await end_run(
+                self._db, run_id, change, answer=STOPPED_ANSWER[why], reason=why.reason, action=action, detail=detail
+            )
+
+        await self.owner.pending.write(run_id, end)
+
+    def _recorder(self, origin: RunOrigin) -> StoreRecorder:
+        return StoreRecorder(self._db, origin, owner=self.owner.id, pending=self.owner.pending)
+
+    async def _after_run(self, result: RunResult) -> None:
+        if result.status is not RunStatus.AWAITING_REVIEW:
+            return
+        escalated = await stored_escalations.current_escalation(self._db, result.run_id)
+        if escalated is None:
+            log.error("run %s waits for review, but its escalation was not recorded", result.run_id)
+            return
+        await self.escalate(escalated)
+
+    # --- escalations and decisions -----------------------------------------------------------------------------
+
+    async def escalation_of(self, run_id: str) -> Escalated | None:
+        """The run's newest escalation (pending or decided) with its run."""
+        return await stored_escalations.current_escalation(self._db, run_id)
+
+    async def escalate(self, escalated: Escalated) -> None:
+        """Show a pending escalation to the reviewers, once across replicas: the posting is claimed in the store
+        first; a post that fails is released, and the `announce` job tries again."""
+        escalation, run = escalated.escalation, escalated.run
+        if not escalation.pending or escalation.review_channel:
+            return
+        channel = self.notifier.review_channel
+        if not channel:
+            if not isinstance(self.notifier, LogNotifier):
+                log.warning("run %s waits for review, but no reviewer channel is set (PARLEY_REVIEW_CHANNEL)", run.id)
+            return
+        if not await stored_escalations.claim_review_message(self._db, escalation.id, channel):
+            return  # another worker or replica is posting it
+        what = f"the escalation of run {run.id}"
+        posted = await tell(self.notifier.post_escalation, escalated, channel, what=what)
+        if posted is None:
+            await stored_escalations.release_review_message(self._db, escalation.id)
+            return
+        await stored_escalations.set_review_message(self._db, escalation.id, posted.channel, posted.ts)
+
+    async def show_escalation(self, run_id: str) -> None:
+        """Show the run's pending escalation to the reviewers: the same path as a run that ended waiting."""
+        escalated = await self.escalation_of(run_id)
+        if escalated is None:
+            log.error("run %s was escalated, but its escalation was not found", run_id)
+            return
+        await self.escalate(escalated)
+
+    async def note_refusal(self, run_id: str, actor: str, attempted: str, why: str) -> None:
+        """Someone who may not decide tried to: written to the audit log (nothing else changes)."""
+        await stored_escalations.note_refusal(self._db, run_id, actor, attempted, why)
+
+    async def decide(
+        self,
+        run_id: str,
+        decision: Decision,
+        *,
+        actor: str,
+        answer: str | None = None,
+        reason: str | None = None,
+        announce: bool = True,
+        now: datetime | None = None,
+    ) -> Settled:
+        """Record one decision on the run's pending escalation, unless someone decided first.
+
+        The run's status follows `lifecycle.after_decision`: an approved held action leaves it `running`, held by
+        this process (it is resumed next, by `resume`). `DecisionRefused` for a decision its kind does not allow.
+        With `announce`, people are told at once; a caller that must answer first passes False and calls
+        `announce` itself.
+        """
+        escalated = await self.escalation_of(run_id)
+        owner = None
+        if escalated is not None and escalated.escalation.pending:
+            kind = escalated.escalation.kind
+            if not may_decide(kind, decision):
+                raise DecisionRefused(f"an escalation of kind {kind} cannot be {decision}")
+            if decision is Decision.APPROVED and kind is EscalationKind.HELD_ACTION:
+                owner = self.owner.id
+                await self.owner.beat()  # registered before any run names it; `resume` holds it from there
+        settled = await stored_escalations.settle(
+            self._db, run_id, decision, actor=actor, reason=reason, final_answer=answer, owner=owner, now=now
+        )
+        if announce:
+            await self.announce(settled)
+        return settled
+
+    async def announce(self, settled: Settled) -> None:
+        """Tell people about a decision this process won (nothing when someone decided first)."""
+        if settled.won and settled.run is not None:
+            escalated = await self.escalation_of(settled.run.id)
+            if escalated is not None:
+                await tell(self.notifier.decided, escalated, what=f"the decision on run {settled.run.id}")
+
+    async def approve_held(self, run_id: str, *, actor: str) -> Settled:
+        """Approve a held action from a medium: decided and announced, then resumed by the pool in the run's
+        conversation (a new message there, which becomes the resumed run's answer)."""
+        settled = await self.decide(run_id, Decision.APPROVED, actor=actor)
+        escalation = settled.escalation
+        if settled.won and settled.run is not None and escalation is not None and self.pool is not None:
+            ask = _answered_in(settled.run, escalation.review_channel, escalation.review_ts)
+            self.pool.submit(run_id, ask, resume_by=actor)
+        return settled
+
+    async def retry(self, run_id: str, *, actor: str) -> Retried:
+        """Decide `retried` and queue the same question again as a new run linked by `retry_of` (answered by the
+        pool where there is one)."""
+        settled = await self.decide(run_id, Decision.RETRIED, actor=actor)
+        if not settled.won or settled.run is None:
+            return Retried(settled, None)
+        retry_id = await enqueue_retry(self._db, settled.run, owner=self.owner.id)
+        if self.pool is not None and settled.escalation is not None:
+            escalation = settled.escalation
+            self.pool.submit(retry_id, _answered_in(settled.run, escalation.review_channel, escalation.review_ts))
+        return Retried(settled, retry_id)
+
+    async def ask_of(self, run: StoredRun) -> Ask | None:
+        """Where a queued run answers: its conversation, or for a retried run asked on the command line the
+        thread of the reviewer message that retried it; None when it has neither."""
+        channel = ts = None
+        if run.conversation is None and run.retry_of is not None:
+            found = await self.escalation_of(run.retry_of)
+            if found is not None:
+                channel, ts = found.escalation.review_channel, found.escalation.review_ts
+        ask = _answered_in(run, channel, ts)
+        return ask if ask.conversation is not None else None
+
+    # --- feedback ----------------------------------------------------------------------------------------------
+
+    async def feedback(self, run_id: str, user: str, verdict: FeedbackVerdict, *, note: FeedbackNote) -> Recorded:
+        """Record (or change) a person's 👍 / 👎 on a run's answer; with `review.escalate_on_feedback`, a 👎 sends
+        the run to the reviewers (once per run, whoever clicks), with `note` as what they read."""
+        escalation = (lambda by_asker: note(by_asker, None)) if self.review.escalate_on_feedback else None
+        recorded = await record_feedback(self._db, run_id, user, verdict, escalation=escalation)
+        if recorded.escalated:
+            await self.show_escalation(run_id)
+        return recorded
+
+    async def comment(self, run_id: str, user: str, comment: str) -> bool:
+        """Keep a person's note on their 👎; False when they have no 👎 there."""
+        return await comment_on(self._db, run_id, user, comment)
+
+    async def renote_feedback(self, run_id: str, user: str, comment: str, *, note: FeedbackNote) -> None:
+        """The reviewers of the run's pending feedback escalation read a person's note too (`note` words it)."""
+        if not self.review.escalate_on_feedback:
+            return
+        try:
+            run = await load_run(self._db, run_id)
+            if run is None or not await note_on_feedback_escalation(self._db, run_id, note(run.asker == user, comment)):
+                return
+            escalated = await self.escalation_of(run_id)
+        except StoreUnavailable as exc:
+            log.warning("the reviewers' note on run %s was not updated: %s", run_id, exception_line(exc))
+            return
+        if escalated is not None and escalated.escalation.pending and escalated.escalation.posted:
+            await tell(self.notifier.show_escalation, escalated, what=f"the review message of run {run_id}")
+
+    # --- timed work --------------------------------------------------------------------------------------------
+
+    async def announce_waiting(self, now: datetime) -> int:
+        """Show every pending escalation no reviewer message was claimed for: runs escalated where nobody posts
+        them (`parley ask`, a replica that died before posting, a Slack outage) reach the reviewers."""
+        waiting = await stored_escalations.unannounced(self._db)
+        for escalated in waiting:
+            await self.escalate(escalated)
+        return len(waiting)
+
+    async def remind_due(self, now: datetime) -> int:
+        """Nudge reviewers once about escalations pending longer than `remind_after_minutes` (those already past
+        `expire_after_hours` are left to expiry: no reminder for a dead request)."""
+        due = await stored_escalations.due_for_reminder(
+            self._db,
+            now=now,
+            after=timedelta(minutes=self.review.remind_after_minutes),
+            expiring=timedelta(hours=self.review.expire_after_hours),
+        )
+        handled = 0
+        for escalation_id in due:
+            claimed = await stored_escalations.claim_reminder(self._db, escalation_id, now)
+            if claimed is None:
+                continue  # decided meanwhile, or another replica reminded first
+            handled += 1
+            if claimed.escalation.posted:
+                await tell(self.notifier.remind, claimed, what=f"the reminder for escalation {escalation_id}")
+            else:
+                await self.escalate(claimed)
+        return handled
+
+    async def expire_due(self, now: datetime) -> int:
+        """Settle as `expired` every escalation pending longer than `expire_after_hours`."""
+        hours = self.review.expire_after_hours
+        handled = 0
+        for run_id in await stored_escalations.expired_by(self._db, now - timedelta(hours=hours)):
+            settled = await self.decide(
+                run_id, Decision.EXPIRED, actor=SCHEDULER, reason=f"no decision within {hours:g} h", now=now
+            )
+            handled += settled.won  # a reviewer or another replica may have decided first
+        return handled
+
+    async def purge(self, now: datetime) -> int:
+        """Drop raw tool payloads and resumable snapshots older than `jobs.retention_days`."""
+        return await purge(self._db, now=now, retention_days=self.jobs.retention_days)
+
+    async def recover(self, now: datetime | None = None) -> int:
+        """One recovery pass over what stopped processes left (`bot.core.recovery`)."""
+        return await self._recovery.sweep(now or datetime.now(UTC))
+
+    def _resubmit(self, run_id: str, ask: Ask, placeholder: str | None) -> None:
+        assert self.pool is not None
+        self.pool.submit(run_id, ask, placeholder=placeholder)
+
+    def _tell(self, ask: Ask, problem: str) -> None:
+        if self.pool is None:
+            return
+        self._in_background(self.pool.replies.tell(ask, problem))
+
+    def _in_background(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+
+def _answered_in(run: StoredRun, review_channel: str | None, review_ts: str | None) -> Ask:
+    """The ask a resumed or retried run answers: its own conversation, or for a run asked outside one (the
+    command line) the reviewer message's thread, so the reviewers see what their decision led to."""
+    conversation = run.conversation
+    if conversation is None and review_channel and review_ts:
+        conversation = Conversation(run.workspace_id or "", review_channel, review_ts)
+    return Ask(run.question, RunOrigin(run.source, run.asker, conversation), message=run.trigger_ts)

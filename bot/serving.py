@@ -1,0 +1,118 @@
+"""Serving `parley serve`: the application's web app through uvicorn — with Slack's events over HTTP, or, in
+Socket Mode, beside the WebSocket that brings them.
+
+Both modes answer GET /healthz and GET /metrics on the same host and port, so one health check (the image's
+HEALTHCHECK, an orchestrator's probe) and one Prometheus scrape work in both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+
+import uvicorn
+
+from bot.assembly import Runtime
+from bot.slack.socket_mode import FIRST_RETRY_S, MAX_RETRY_S, SocketModeLink
+from bot.web import web_app
+
+log = logging.getLogger(__name__)
+
+
+async def serve_http(runtime: Runtime, *, host: str, port: int) -> None:
+    """Until interrupted: POST /slack/events (events, interactivity, commands), GET /healthz, GET /metrics; the
+    runtime is started and stopped by the app's lifespan."""
+    config = uvicorn.Config(web_app(runtime), host=host, port=port, lifespan="on", log_level="info", access_log=False)
+    await uvicorn.Server(config).serve()
+
+
+async def serve_socket_mode(
+    runtime: Runtime,
+    app_token: str,
+    *,
+    host: str,
+    port: int,
+    first_retry_s: float = FIRST_RETRY_S,
+    max_retry_s: float = MAX_RETRY_S,
+) -> None:
+    """Until SIGTERM, SIGINT or cancellation: events over Slack's WebSocket, and GET /healthz (with the
+    connection's state under "slack") and GET /metrics on `host:port` (every other request: 404, as the events
+    do not come over HTTP in this mode).
+
+    The runtime is started here, once (the web app runs without its lifespan). A connection Slack refuses or
+    cannot take is logged and retried, never fatal. The WebSocket and the web app stop together: when either
+    ends or fails, the other is stopped, then the runtime (runs in progress cancelled, their threads told).
+    SIGINT ends with KeyboardInterrupt once everything is stopped, as in HTTP mode.
+    """
+    assert runtime.slack is not None, "Socket Mode needs Slack"
+    await runtime.start()
+    try:
+        link = SocketModeLink(runtime.slack.app, app_token, first_retry_s=first_retry_s, max_retry_s=max_retry_s)
+        try:
+            site = web_app(runtime, slack_events=False, slack_state=link.state, lifespan=False)
+            config = uvicorn.Config(site, host=host, port=port, lifespan="off", ws="none", log_level="info")
+            config.access_log = False
+            interrupted = await _serve_with_link(link, uvicorn.Server(config))
+        finally:
+            await link.close()
+    finally:
+        await runtime.stop()
+    if interrupted:
+        raise KeyboardInterrupt
+
+
+async def _serve_with_link(link: SocketModeLink, server: uvicorn.Server) -> bool:
+    """The WebSocket and the web app until a signal, or until either ends or fails; whether SIGINT came."""
+    stop = asyncio.Event()
+    received: list[int] = []
+    # Before uvicorn starts: it catches SIGTERM/SIGINT itself while it serves, then raises them again to the
+    # handlers it found (these), which stop the WebSocket too instead of killing the process mid-shutdown.
+    handled = _handle_signals(stop, received)
+    serving = asyncio.create_task(_serve_site(server), name="parley-web")
+    connection = asyncio.create_task(link.run(), name="parley-socket-mode")
+    stopping = asyncio.create_task(stop.wait(), name="parley-stop-signal")
+    try:
+        await asyncio.wait({serving, connection, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        server.should_exit = True
+        connection.cancel()
+        stopping.cancel()
+        await asyncio.wait({serving, connection, stopping})
+        for sig in handled:
+            asyncio.get_running_loop().remove_signal_handler(sig)
+    failure = None if connection.cancelled() else connection.exception()
+    if failure is not None:  # a bug, not a connection failure (those are retried): shown in full
+        raise failure
+    exit_status = serving.result()  # uvicorn's own failures propagate from here
+    if exit_status is not None:  # uvicorn could not listen (it logged why): exit as it would have
+        raise SystemExit(exit_status)
+    return signal.SIGINT in received
+
+
+async def _serve_site(server: uvicorn.Server) -> int | str | None:
+    """uvicorn until told to exit; the status it exits with when it cannot start (a port in use: it logged why)."""
+    try:
+        await server.serve()
+    except SystemExit as exc:  # raised in a task, it would skip the clean-up: returned instead
+        return exc.code if exc.code is not None else 1
+    return None
+
+
+def _handle_signals(stop: asyncio.Event, received: list[int]) -> list[int]:
+    loop = asyncio.get_running_loop()
+
+    def on_signal(sig: int) -> None:
+        if not stop.is_set():
+            log.info("Socket Mode: stopping (signal %s)", signal.Signals(sig).name)
+        received.append(sig)
+        stop.set()
+
+    handled: list[int] = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, on_signal, sig)
+        except (ValueError, NotImplementedError, RuntimeError):  # not the main thread, or not a Unix loop
+            continue
+        handled.append(sig)
+    return handled

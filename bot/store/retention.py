@@ -1,0 +1,66 @@
+"""Retention: raw tool payloads and resumable snapshots are dropped once they are older than the retention.
+
+What was decided and why stays: observations, verdicts, escalations and the audit log are never touched. Rows
+are purged in batches, each its own short transaction, and one audit event records each pass that purged
+something.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import null, select, update
+
+from agent import RunStatus
+from bot.store.audit import SCHEDULER, audit
+from bot.store.database import Database, rows_changed
+from bot.store.models import Run, ToolCallRecord
+from bot.store.vocabulary import AuditAction
+
+PURGE_BATCH = 1000
+
+
+async def purge(db: Database, *, now: datetime, retention_days: float) -> int:
+    """Drop payloads and snapshots older than `retention_days` (a held run's snapshot stays); how many."""
+    cutoff = now - timedelta(days=retention_days)
+    payloads = await _purge_batches(
+        db,
+        ToolCallRecord,
+        (ToolCallRecord.at < cutoff, ToolCallRecord.raw_purged_at.is_(None)),
+        {"raw": null(), "raw_purged_at": now},
+    )
+    snapshots = await _purge_batches(
+        db,
+        Run,
+        (Run.snapshot.is_not(None), Run.finished_at < cutoff, Run.status != RunStatus.AWAITING_REVIEW.value),
+        {"snapshot": null()},
+    )
+    if payloads or snapshots:
+        detail = {
+            "tool_calls": payloads,
+            "snapshots": snapshots,
+            "older_than": cutoff.isoformat(),
+            "retention_days": retention_days,
+        }
+        async with db.sessions() as session, session.begin():
+            audit(session, None, AuditAction.PAYLOADS_PURGED, actor=SCHEDULER, at=now, detail=detail)
+    return payloads + snapshots
+
+
+async def _purge_batches(db: Database, model: type[Any], conditions: tuple[Any, ...], values: dict[str, Any]) -> int:
+    purged = 0
+    while True:
+        async with db.sessions() as session, session.begin():
+            ids = (
+                await session.scalars(select(model.id).where(*conditions).order_by(model.id).limit(PURGE_BATCH))
+            ).all()
+            if not ids:
+                return purged
+            purged += await rows_changed(
+                session,
+                update(model)
+                .where(model.id.in_(ids), *conditions)
+                .values(**values)
+                .execution_options(synchronize_session=False),
+            )
