@@ -57,12 +57,23 @@ class Names:
         self._spans = sorted(spans)
         self._starts = [start for start, _, _ in self._spans]
         self.anywhere = frozenset(number for _, _, number in self._spans)
+        # A sentence and its clauses are asked about again and again (its figures, the names it carries on, the
+        # names a figure is given to): each span is read once per answer.
+        self._within: dict[tuple[int, int], tuple[int, ...]] = {}
 
     def within(self, start: int, end: int) -> list[int]:
         """The results named inside `[start, end)`, in the order the text names them (each once). A name that
         several results share says less than one that tells them apart: "the webshop in Q1" is about Q1's
         result, not about every result of the webshop."""
+        found = self._within.get((start, end))
+        if found is None:
+            found = self._within[(start, end)] = self._named_within(start, end)
+        return list(found)
+
+    def _named_within(self, start: int, end: int) -> tuple[int, ...]:
         at = bisect_left(self._starts, start)
+        if at == len(self._spans) or self._spans[at][0] >= end:
+            return ()  # most clauses name nothing
         groups: dict[tuple[int, int], set[int]] = {}
         while at < len(self._spans) and self._spans[at][0] < end:
             first, last, number = self._spans[at]
@@ -72,7 +83,7 @@ class Names:
         if len(groups) > 1:
             sets = list(groups.values())
             groups = {span: named for span, named in groups.items() if not any(other < named for other in sets)}
-        return list(dict.fromkeys(number for span in sorted(groups) for number in sorted(groups[span])))
+        return tuple(dict.fromkeys(number for span in sorted(groups) for number in sorted(groups[span])))
 
     def spans_within(self, start: int, end: int) -> list[tuple[int, int, int]]:
         """The names inside `[start, end)`: (start, end, result number), in order."""

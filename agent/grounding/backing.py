@@ -13,6 +13,7 @@ import itertools
 import re
 from collections.abc import Collection, Sequence
 from decimal import Decimal
+from functools import lru_cache
 
 from agent.grounding.attribution import Names, choose
 from agent.grounding.citations import Citations
@@ -88,6 +89,8 @@ class Backing:
         self._governed: dict[int, Direction] | None = None  # the figures superlatives speak of ("slowest … 912")
         self._peers: dict[tuple[str, str], tuple[Decimal, Decimal] | None] = {}
         self._tagged_in: dict[int, set[int]] | None = None  # block → the results its exact tags name
+        self._ordered: dict[tuple[int, frozenset[int]], tuple[list[Source], list[Source]]] = {}
+        self._tools_of: dict[frozenset[int], set[str]] = {}
 
     def ground(self, mention: Mention) -> None:
         """Back `mention` by what states it, or leave it ungrounded with why (a swap, a false superlative)."""
@@ -97,11 +100,7 @@ class Backing:
         figure = mention.figure
         assert figure is not None
         pointed = mention.pointer.numbers
-        candidates = mention.rests_on
-        if pointed:  # the results its words name first
-            candidates = [s for s in candidates if s.number in pointed] + [
-                s for s in candidates if s.number not in pointed
-            ]
+        candidates = self._pointed_first(mention.rests_on, pointed) if pointed else mention.rests_on
         asked = not mention.strict and self._asked(figure)
         if asked:
             # The asker's own figure ("our twenty regions") is theirs, unless the result its words name states it.
@@ -113,8 +112,7 @@ class Backing:
         if stating:
             # A tag names the results a figure may be in; the clause's names still say which one ("Shanghai 16 °C
             # [1][2]" is Beijing's 16 given to Shanghai).
-            pointed_tools = {s.tool for s in self.sources if s.number in mention.pointer.numbers}
-            chosen, taken_from = choose([s for s, _, _ in stating], mention.pointer, self.names, pointed_tools)
+            chosen, taken_from = choose([s for s, _, _ in stating], mention.pointer, self.names, self._tools(pointed))
             if chosen is not None:
                 _, reading, fact = next(item for item in stating if item[0] is chosen)
                 rule = _rule(figure, reading, fact)
@@ -130,6 +128,24 @@ class Backing:
         if self._ground_aggregate(mention, figure) or self._ground_calls(mention, figure):
             return
         self._ground_known(mention, figure)
+
+    def _pointed_first(self, candidates: list[Source], pointed: frozenset[int]) -> list[Source]:
+        """`candidates`, the results `pointed` to first. The figures of a sentence share their candidates and
+        mostly their pointer: each ordering is made once per answer."""
+        key = (id(candidates), pointed)
+        kept = self._ordered.get(key)
+        if kept is None or kept[0] is not candidates:  # the list itself is kept too: an id may be reused
+            ordered = [s for s in candidates if s.number in pointed]
+            ordered += [s for s in candidates if s.number not in pointed]
+            kept = self._ordered[key] = (candidates, ordered)
+        return kept[1]
+
+    def _tools(self, numbers: frozenset[int]) -> set[str]:
+        """The tools of the results `numbers`."""
+        tools = self._tools_of.get(numbers)
+        if tools is None:
+            tools = self._tools_of[numbers] = {s.tool for s in self.sources if s.number in numbers}
+        return tools
 
     def _facts(self, source: Source) -> SourceFacts:
         facts = self._facts_cache.get(source.number)
@@ -200,7 +216,7 @@ class Backing:
 
     def _check_direction(self, mention: Mention, fact: Fact) -> None:
         """ "Down 3.2 %" where the result's change is +3.2: a change its words say went down must be negative."""
-        if mention.grounded is None or fact.returned <= 0 or not _CHANGE_KEY.search(fact.key):
+        if mention.grounded is None or fact.returned <= 0 or not _is_change(fact.key):
             return
         start, end = mention.span
         near = self.masked[max(start, mention.start - 40) : min(end, mention.end + 12)]
@@ -237,7 +253,7 @@ class Backing:
         for tool, made in counts.items():
             if len(made) == figure.value:
                 how = f"{figure.text} ← the number of {tool} results"
-                mention.grounded = GroundedFigure.model_construct(
+                mention.grounded = GroundedFigure(
                     figure=figure.text, rule=GroundingRule.AGGREGATE, how=how, sources=[s.tag for s in made]
                 )
                 return True
@@ -246,12 +262,12 @@ class Backing:
     def _ground_known(self, mention: Mention, figure: Figure) -> None:
         for asked in self.known.figures:
             if any(r.value == a.value for r in figure.readings for a in asked.readings):
-                mention.grounded = GroundedFigure.model_construct(
+                mention.grounded = GroundedFigure(
                     figure=figure.text, rule=GroundingRule.QUESTION, how="given in the question", sources=[]
                 )
                 return
         if figure.value == self.known.year and figure.unit is None:
-            mention.grounded = GroundedFigure.model_construct(
+            mention.grounded = GroundedFigure(
                 figure=figure.text, rule=GroundingRule.QUESTION, how="the current year", sources=[]
             )
 
@@ -286,9 +302,7 @@ class Backing:
         for stated in self.known.dates:
             if written.matches(stated):
                 how = f"{written.text}: the question's or today's date"
-                mention.grounded = GroundedFigure.model_construct(
-                    figure=written.text, rule=GroundingRule.QUESTION, how=how, sources=[]
-                )
+                mention.grounded = GroundedFigure(figure=written.text, rule=GroundingRule.QUESTION, how=how, sources=[])
                 return
 
     @staticmethod
@@ -307,7 +321,7 @@ class Backing:
         by = ", cited by Parley" if mention.parley else ""
         inputs = self.inputs.get(source.number, ())
         used = f" (its call used {', '.join(s.tag for s in inputs)})" if inputs else ""
-        mention.grounded = GroundedFigure.model_construct(
+        mention.grounded = GroundedFigure(
             figure=mention.text,
             rule=rule,
             how=f"{how} in {source.tag}{used}{by}",
@@ -386,7 +400,7 @@ class Backing:
         if derivation is None:
             return
         tags = ", ".join(derivation.tags) or "the question"
-        mention.grounded = GroundedFigure.model_construct(
+        mention.grounded = GroundedFigure(
             figure=figure.text,
             rule=GroundingRule.DERIVED,
             how=f"{derivation.formula} from {tags}",
@@ -430,7 +444,7 @@ class Backing:
                 value = Decimal(minutes) * 60 / unit.factor
                 if any(inside(value, reading, figure.approximation) for reading in figure.readings):
                     used = tuple(dict.fromkeys((*tags, *other)))
-                    mention.grounded = GroundedFigure.model_construct(
+                    mention.grounded = GroundedFigure(
                         figure=figure.text,
                         rule=GroundingRule.DERIVED,
                         how=f"{figure.text}: from {first.text} to {second.text} ({', '.join(used) or 'the question'})",
@@ -480,6 +494,12 @@ class Backing:
 
     def _block_index(self, sentence: int) -> int:
         return self.layout.sentences[sentence].block
+
+
+@lru_cache(maxsize=1024)
+def _is_change(key: str) -> bool:
+    """Does a field's name say it holds a signed change? (A run's results share a few field names.)"""
+    return _CHANGE_KEY.search(key) is not None
 
 
 def _rule(figure: Figure, reading: Reading, fact: Fact) -> GroundingRule:

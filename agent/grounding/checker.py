@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from datetime import date
 
@@ -285,21 +285,20 @@ class _Checker:
         attachments = self._attachments()
         result.attachments = attachments
         result.answer = attached(self.answer, attachments)
+        ordered = sorted(attachments, key=lambda a: a.at)
+        points = [a.at for a in ordered]
         for sentence in result.sentences:
-            inside = [a for a in attachments if sentence.start <= a.at <= sentence.end]
+            inside = ordered[bisect_left(points, sentence.start) : bisect_right(points, sentence.end)]
             raw = self.answer[sentence.start : sentence.end]
             lead = len(raw) - len(raw.lstrip())
             shifted = [Attachment(a.at - sentence.start - lead, a.marker) for a in inside]
             sentence.shown = attached(sentence.text, shifted).strip() if shifted else sentence.text
         cited = [s for sentence in result.sentences for s in sentence.cited]
-        cited += [
-            s
-            for m in self.mentions
-            if m.grounded is not None
-            for tag in m.grounded.sources
-            for s in self.sources
-            if s.tag == tag
-        ]
+        by_tag: dict[str, list[Source]] = {}
+        for source in self.sources:
+            by_tag.setdefault(source.tag, []).append(source)
+        grounded = [m.grounded for m in self.mentions if m.grounded is not None]
+        cited += [s for figure in grounded for tag in figure.sources for s in by_tag.get(tag, ())]
         cited += [earlier for source in list(cited) for earlier in self.inputs.get(source.number, ())]
         result.cited = _unique(cited)
         if self.sources and not result.cited:

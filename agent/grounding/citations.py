@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agent.grounding.language import SOURCE_LABELS
 from agent.grounding.names import NameIndex, identity_of
@@ -60,9 +60,15 @@ class Citations:
 
     cites: list[Cite]
     problems: list[str]
+    _by_sentence: dict[int, list[Cite]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._by_sentence = {}
+        for cite in self.cites:  # each sentence is asked for its own and its neighbours'
+            self._by_sentence.setdefault(cite.sentence, []).append(cite)
 
     def in_sentence(self, index: int) -> list[Cite]:
-        return [cite for cite in self.cites if cite.sentence == index]
+        return list(self._by_sentence.get(index, ()))
 
 
 def read_citations(text: str, layout: Layout, sources: Sequence[Source]) -> Citations:

@@ -17,8 +17,10 @@ import bisect
 import re
 from collections.abc import Sequence
 from enum import StrEnum
+from functools import lru_cache
 
 from agent.grounding.language import letter_words
+from agent.grounding.names import has_cjk
 from agent.grounding.units import Family, Unit
 
 
@@ -111,7 +113,8 @@ def superlatives(text: str) -> list[tuple[int, int, Direction]]:
     """Where `text` says a superlative: (start, end, direction), in order."""
     found: list[tuple[int, int, Direction]] = []
     words = letter_words(text)
-    for at, (start, word) in enumerate(words):
+    for at in [at for at, (_, word) in enumerate(words) if _may_be_superlative(word)]:
+        start, word = words[at]
         following = words[at + 1][1] if at + 1 < len(words) else ""
         direction = _WORDS.get(word)
         if direction is not None and word in _UNIT_TOO and _UNIT_BEFORE.search(text, max(0, start - 2), start):
@@ -131,6 +134,8 @@ def superlatives(text: str) -> list[tuple[int, int, Direction]]:
                 following = words[at + 1][1] if at + 1 < len(words) else ""
         if direction is not None and following not in _COMPARING:
             found.append((start, end, direction))
+    if not has_cjk(text):
+        return sorted(found)  # every word below is written in CJK characters
     for word, direction in _CJK_WORDS.items():
         found.extend((at, at + len(word), direction) for at in _all(text, word))
     for lead in _CJK_LEADS:
@@ -139,6 +144,15 @@ def superlatives(text: str) -> list[tuple[int, int, Direction]]:
             direction = next((d for head, d in _CJK_NEXT if rest.startswith(head)), _E)
             found.append((at, at + len(lead), direction))
     return sorted(found)
+
+
+@lru_cache(maxsize=4096)
+def _may_be_superlative(word: str) -> bool:
+    """Could `word` (lower-cased) be a superlative, or open one ("the most", "le plus")? Most words of an answer
+    are not: one lookup per distinct word decides before the rules above are tried."""
+    return (
+        word in _WORDS or word[:3] in _STEM_HEADS or (len(word) > 9 and word.endswith(_COMPOUND_ENDS)) or word in _PAIRS
+    )
 
 
 def governed(
