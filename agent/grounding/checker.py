@@ -29,7 +29,7 @@ from agent.grounding.attribution import NOWHERE, Attachment, Names, Pointer, att
 from agent.grounding.backing import Backing
 from agent.grounding.citations import Cite, read_citations
 from agent.grounding.dates import WrittenDate, read_dates
-from agent.grounding.entities import known_names, unknown_names
+from agent.grounding.entities import UnknownNames, known_names
 from agent.grounding.facts import facts_of, inputs_of, read_inputs, returned
 from agent.grounding.figures import Figure, decimal_mark, normalise_digits, read_figures
 from agent.grounding.language import long_scale, number_word_languages
@@ -208,7 +208,7 @@ class _Checker:
             return
         names = [name for names in self.identities.values() for name in names]
         known = known_names(self.known.question, [_said(s) for s in self.sources], names)
-        german = self.languages[:1] == ["de"]
+        unknown = UnknownNames(self.bare, known, german=self.languages[:1] == ["de"])
         seen: set[tuple[int, int]] = set()
         for mention in checked:
             start, end = self._entity_span(mention)
@@ -216,7 +216,7 @@ class _Checker:
                 continue
             seen.add((start, end))
             sentence = self.layout.sentences[mention.sentence].start
-            for at, _, name in unknown_names(self.bare, start, end, known, german=german, sentence=sentence):
+            for at, _, name in unknown.within(start, end, sentence):
                 if len(name) <= MAX_UNIT_CHARS and self._follows_figure(at):
                     continue  # "412 Go", "3 TB", "40 kWh": a unit nobody listed, not a name
                 mention.grounded, mention.wrong_entity = None, True
@@ -238,8 +238,13 @@ class _Checker:
 
     def _in_a_name(self, figure: Figure) -> bool:
         """ "le chargeur 65 W", "Écran 27 pouces": a number that is part of a name a result gives is no figure."""
+        if figure.unit is not None or not figure.number.isdigit():
+            return False
+        before = self.masked[max(0, figure.start - 2) : figure.start]
+        if not before.endswith(" ") and before != " \n":  # ("$" also matches before a last newline)
+            return False  # no space right before it (most figures): `_WORD_BEFORE` cannot match
         word = _WORD_BEFORE.search(self.masked, max(0, figure.start - 24), figure.start)
-        if word is None or figure.unit is not None or not figure.number.isdigit():
+        if word is None:
             return False
         if self._said is None:
             self._said = "\n".join(_said(source) for source in self.sources).casefold()

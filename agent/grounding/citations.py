@@ -91,12 +91,15 @@ def read_citations(text: str, layout: Layout, sources: Sequence[Source]) -> Cita
             label = _FOOTNOTE_LABEL.match(segment)
             if label is not None:
                 cites.append(Cite(sentence.start, sentence.start + label.end(), (), False, number))
-        for match in _TAG_RUN.finditer(segment):
+        # Each kind of citation has a mark without which it is not there: most sentences are done at a glance.
+        tags = _TAG_RUN.finditer(segment) if "[" in segment or "【" in segment else ()
+        for match in tags:
             cited = _tagged(match.group(0), by_number, problems)
             start, end = sentence.start + match.start(), sentence.start + match.end()
             closes = block.kind is BlockKind.PROSE and bool(_BLOCK_TAIL.match(text[end : block.end]))
             cites.append(Cite(start, end, tuple(cited), True, number, closes, whole_answer))
-        for match in _FOOTNOTE_REF.finditer(segment):  # a definition's own label ("[^1]:") is not a reference
+        references = _FOOTNOTE_REF.finditer(segment) if "[^" in segment else ()
+        for match in references:  # a definition's own label ("[^1]:") is not a reference
             cited, exact = _footnote(match.group(1), footnotes, by_number, by_tool, tools)
             start, end = sentence.start + match.start(), sentence.start + match.end()
             closes = block.kind is BlockKind.PROSE and bool(_BLOCK_TAIL.match(text[end : block.end]))
@@ -111,7 +114,8 @@ def read_citations(text: str, layout: Layout, sources: Sequence[Source]) -> Cita
                     cited, end = _qualified(text, end, sentence.end, named)
                 start, end = _enclosing(text, start, end, sentence.start, sentence.end)
                 cites.append(Cite(start, end, tuple(cited), False, number, False, whole_answer))
-        for match in _LABELLED.finditer(segment):
+        labelled = _LABELLED.finditer(segment) if "(" in segment or "（" in segment else ()
+        for match in labelled:
             name = match.group(1).casefold()
             if name not in by_tool:
                 start, end = sentence.start + match.start(), sentence.start + match.end()

@@ -53,25 +53,42 @@ def known_names(question: str, texts: Sequence[str], names: Sequence[str]) -> Kn
     return Known(question, texts, names)
 
 
-def unknown_names(
-    text: str, start: int, end: int, known: Known, *, german: bool, sentence: int = 0
-) -> Iterator[tuple[int, int, str]]:
-    """The names in `text[start:end]` (a clause of the sentence starting at `sentence`) that nothing the run saw
-    names: (start, end, name)."""
-    clause = text[start:end]
-    for match in _CAPITALISED.finditer(clause):
-        name = _trimmed(match.group(0))
-        if not name or not _may_be_name(name, german=german):
-            continue
-        at = start + match.start() + match.group(0).find(name)
-        opening = " " not in name and _opens(text[sentence:at])
-        if opening or _labels(text, at + len(name), sentence, at):
-            continue  # "Revenue grew …": a sentence's first word is capitalised whatever it is
-        if not _known(name, known):
-            yield at, at + len(name), name
-    if has_cjk(clause):
-        for run_start, name in _near_misses(clause, known):
-            yield start + run_start, start + run_start + len(name), name
+class UnknownNames:
+    """The names in one answer that nothing the run saw names, asked span by span. The spans of a sentence's
+    figures overlap (a figure's clause, and the clause before it), so each capitalised run is judged once."""
+
+    def __init__(self, text: str, known: Known, *, german: bool) -> None:
+        self._text = text
+        self._known = known
+        self._german = german
+        self._judged: dict[tuple[int, str, int], tuple[int, int, str] | None] = {}
+
+    def within(self, start: int, end: int, sentence: int = 0) -> Iterator[tuple[int, int, str]]:
+        """The unknown names in `text[start:end]` (a clause of the sentence starting at `sentence`):
+        (start, end, name)."""
+        text = self._text
+        clause = text[start:end]
+        for match in _CAPITALISED.finditer(clause):
+            key = (start + match.start(), match.group(0), sentence)
+            if key not in self._judged:
+                self._judged[key] = self._judge(key[0], key[1], sentence)
+            found = self._judged[key]
+            if found is not None:
+                yield found
+        if has_cjk(clause):
+            for run_start, name in _near_misses(clause, self._known):
+                yield start + run_start, start + run_start + len(name), name
+
+    def _judge(self, begin: int, words: str, sentence: int) -> tuple[int, int, str] | None:
+        """The name a run of capitalised words at `begin` gives, if it is one nothing the run saw names."""
+        name = _trimmed(words)
+        if not name or not _may_be_name(name, german=self._german):
+            return None
+        at = begin + words.find(name)
+        opening = " " not in name and _opens(self._text[sentence:at])
+        if opening or _labels(self._text, at + len(name), sentence, at):
+            return None  # "Revenue grew …": a sentence's first word is capitalised whatever it is
+        return None if _known(name, self._known) else (at, at + len(name), name)
 
 
 def _trimmed(words: str) -> str:

@@ -96,7 +96,12 @@ _SCALE_BEFORE_CURRENCY = re.compile(
     + "|".join(sorted(SCALES_BEFORE_CURRENCY, key=len, reverse=True))
     + r")\.?(?=[ \u00a0\u202f]?(?:[€$£¥]|(?:EUR|USD|GBP|CHF|JPY|CNY)(?![A-Za-z])))"
 )
+_GLUED_FIRST = frozenset(word[0] for word in GLUED_SCALES)
+_BEFORE_CURRENCY_FIRST = frozenset(word[0] for word in SCALES_BEFORE_CURRENCY)
+_SPACES = frozenset(" \u00a0\u202f\u2009")
+_UNSCALED = Decimal(1)
 _GLUED_DEGREES = re.compile(r"[CF](?![\w°])")
+_DEGREE_LETTERS = frozenset("CF")
 _DURATION_JOIN = re.compile(r"\s*(?:and|und|et|e|y|en|i|,)?\s*")
 _PERCENT_PREFIX = re.compile(r"百分之\s*$")
 
@@ -123,6 +128,7 @@ _BEFORE = re.compile(
 )
 
 
+_LONGEST_BEFORE = max(len(word) for words in _APPROXIMATIONS.values() for word in words)
 _AFTER_FIRST = frozenset(word[0] for words in _APPROXIMATIONS_AFTER.values() for word in words)
 _LAST_WORDS = frozenset(w.split()[-1].casefold() for words in _APPROXIMATIONS.values() for w in words)
 _CJK_LAST = tuple(w for words in _APPROXIMATIONS.values() for w in words if not w.isascii())
@@ -216,27 +222,26 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
     rate_per: Unit | None = None
     read_to = 0
     for match in _NUMBER.finditer(text):
-        end = match.end()
-        if taken and any(start <= match.start() < stop for start, stop in taken):
+        start, end = match.span()
+        number = match.group(0)
+        if taken and any(begin <= start < stop for begin, stop in taken):
             continue
-        if match.start() < read_to:
+        if start < read_to:
             continue  # the "1" of "0,918 € pour 1 USD": part of the figure before
         following = text[end : end + 3]
         if following[:1] in (".", ",") and following[1:2].isdigit():
             continue  # 1.2.3, 10.0.0.1: a version or an address
         if following[:2] in ("st", "nd", "rd", "th") and not following[2:3].isalpha():
             continue  # 1st, 2nd: an ordinal
-        if match.group(0) == "1" and _PER_ONE.match(text, end):
+        if number == "1" and _PER_ONE.match(text, end):
             continue
-        base = _rate_base(text, end) if match.group(0) == "1" else None
+        base = _rate_base(text, end) if number == "1" else None
         if base is not None:
             rate_per = base  # the next figure is counted per one of it: "1 USD = 0,92 €" is 0,92 € per USD
             continue
-        if end - match.start() > MAX_FIGURE_CHARS:
+        if end - start > MAX_FIGURE_CHARS:
             continue  # a 40-digit run is an identifier or a hash, not a quantity anyone states
-        if text[match.start() - 1 : match.start()] == "-" and _IDENTIFIER.search(
-            text, max(0, match.start() - 24), match.start()
-        ):
+        if text[start - 1 : start] == "-" and _IDENTIFIER.search(text, max(0, start - 24), start):
             continue  # FAC-2026-131, INC-2026-0042: the tail of an identifier
         mantissas = _mantissas(match, mark)
         if not mantissas:
@@ -246,32 +251,32 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
         unit, used = unit_after(text[end : end + 24])
         if unit is not None and _glued_letters(text, end, used):
             unit, used = None, 0  # "5G", "3D": not a unit
-        elif unit is None and _GLUED_DEGREES.match(text, end):
+        elif unit is None and text[end : end + 1] in _DEGREE_LETTERS and _GLUED_DEGREES.match(text, end):
             unit, used = UNITS[f"°{text[end]}"], 1  # "31C", "88F": how terse answers write temperatures
         elif unit is None and end < len(text) and text[end].isascii() and text[end].isalpha():
             continue  # "2FA", "4K" without a scale: a name, not a quantity
-        if percent_words and _PERCENT_PREFIX.search(text[max(0, match.start() - 6) : match.start()]):
+        if percent_words and _PERCENT_PREFIX.search(text[max(0, start - 6) : start]):
             unit = UNITS["%"]
         end += used
-        if unit is None and match.start() > 0:
-            unit = unit_before(text[max(0, match.start() - 4) : match.start()])
+        if unit is None and start > 0:
+            unit = unit_before(text[max(0, start - 4) : start])
         per, end = _per(text, end) if unit is not None else (None, end)
         if per is None and unit is not None and unit.family is Family.CURRENCY:
-            per = rate_per or _per_before(text, match.start())
+            per = rate_per or _per_before(text, start)
             per = per if per != unit else None
         rate_per = None
-        approximation = _approximation(text, match.start(), end)
+        approximation = _approximation(text, start, end)
         readings = _readings(mantissas, scale, unit, negative, approximation)
         figures.append(
             Figure(
-                text=text[match.start() : end].strip(),
-                start=match.start(),
-                end=end,
-                readings=readings,
-                approximation=approximation,
-                percent=unit is not None and unit.family is Family.PERCENT,
-                number=match.group(0),
-                per=per,
+                text[start:end].strip(),
+                start,
+                end,
+                readings,
+                approximation,
+                unit is not None and unit.family is Family.PERCENT,
+                number,
+                per,
             )
         )
         read_to = end
@@ -279,11 +284,15 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
 
 
 _ONE = re.compile(r"1\s?(?=[^\d\s.,])")
+# What `PER` can start with after its spaces ("per", "pro", "je", "each", "à", "la", "/"): most figures end a
+# clause or meet a word no rate begins with.
+_PER_FIRST = frozenset("pjeaàl/")
 _PER_BEFORE = re.compile(r"([^\W\d_]{1,3})당\s*$")  # "달러당 1,385원": per dollar
 
 
 def _per_before(text: str, start: int) -> Unit | None:
-    found = _PER_BEFORE.search(text, max(0, start - 8), start)
+    window = max(0, start - 8)
+    found = _PER_BEFORE.search(text, window, start) if "당" in text[window:start] else None
     unit = unit_after(found.group(1))[0] if found else None
     return unit if unit is not None and unit.family is Family.CURRENCY else None
 
@@ -330,7 +339,10 @@ def _smaller_part(last: Figure, figure: Figure, text: str) -> Unit | None:
 
 def _per(text: str, end: int) -> tuple[Unit | None, int]:
     """ "… USD per EUR", "… €/kg": the unit a rate is counted per, and where it ends."""
-    joint = PER.match(text, end)
+    at = end
+    while at < len(text) and text[at].isspace():
+        at += 1
+    joint = PER.match(text, end) if text[at : at + 1].casefold() in _PER_FIRST else None
     if joint is None:
         return None, end
     after = joint.end()
@@ -443,13 +455,16 @@ def _decimal(whole: str, frac: str | None) -> list[tuple[Decimal, int]]:
 
 
 def _scale(text: str, end: int, mantissas: list[tuple[Decimal, int]], english: bool) -> tuple[Decimal, int]:
-    glued = _GLUED_SCALE.match(text, end)
+    # Most figures have no scale: the first characters after them rule out each pattern before it runs.
+    first, second = text[end : end + 1], text[end + 1 : end + 2]
+    glued = _GLUED_SCALE.match(text, end) if first in _GLUED_FIRST else None
     if glued is not None:
         word = glued.group(1)
         currency = bool(re.search(r"[$€£¥]\s?[\d.,]*$", text[max(0, end - 16) : end]))
         if word != "m" or currency:
             return _GLUED_SCALES[word], glued.end()
-    before_currency = _SCALE_BEFORE_CURRENCY.match(text, end)
+    opens = first in _BEFORE_CURRENCY_FIRST or (first in _SPACES and second in _BEFORE_CURRENCY_FIRST)
+    before_currency = _SCALE_BEFORE_CURRENCY.match(text, end) if opens else None
     if before_currency is not None:
         return _TEN ** SCALES_BEFORE_CURRENCY[before_currency.group(1)], before_currency.end()
     spaced = text[end : end + 16]
@@ -457,7 +472,7 @@ def _scale(text: str, end: int, mantissas: list[tuple[Decimal, int]], english: b
     pattern = _SCALE_WORDS.get(stripped[:1])
     match = pattern.match(stripped) if pattern is not None else None
     if match is None:
-        return Decimal(1), end
+        return _UNSCALED, end
     word = match.group(0)
     scale = _SCALE_VALUES[word]
     if word in LONG_SCALE_ONLY or (word in LONG_SCALE_BILLIONS and not english):
@@ -478,7 +493,8 @@ def _approximation(text: str, start: int, end: int) -> Approximation:
     last = before.rsplit(None, 1)[-1].casefold() if before else ""
     # Most figures follow no approximation word: one set lookup decides before any pattern runs.
     if last in _LAST_WORDS or last.endswith(_CJK_LAST):
-        match = _BEFORE.search(before)
+        # The words end where `before` ends: no match starts earlier than the longest word and its boundary.
+        match = _BEFORE.search(before, max(0, len(before) - _LONGEST_BEFORE - 1))
         if match is not None:
             return Approximation[match.lastgroup or "EXACT"]
     after = text[end : end + 4].lstrip()
@@ -509,10 +525,13 @@ def _readings(
     return tuple(readings)
 
 
+_DECIMAL_STEPS = tuple(Decimal(1).scaleb(-decimals) for decimals in range(12))  # 0.1, 0.01, …: made once
+
+
 def _precision(mantissa: Decimal, decimals: int, approximation: Approximation) -> Decimal:
     """The unit of the last digit that carries meaning: shown digits, or significant ones when approximate."""
     if decimals:
-        return Decimal(1).scaleb(-decimals)
+        return _DECIMAL_STEPS[decimals] if decimals < len(_DECIMAL_STEPS) else Decimal(1).scaleb(-decimals)
     if approximation is Approximation.EXACT or mantissa == 0:
         return Decimal(1)
     digits = mantissa.as_tuple().digits

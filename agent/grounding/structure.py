@@ -139,12 +139,12 @@ def layout(text: str) -> Layout:
                 _add_block(result, Block(start, end, BlockKind.TABLE_ROW, cells=named))
             continue
         header = []
-        footnote = _FOOTNOTE.match(line)
+        footnote = _FOOTNOTE.match(line) if "[^" in line else None
         if footnote is not None:
             close()
             in_sources = False
             _add_block(result, Block(start, end, BlockKind.FOOTNOTE, label=footnote.group(1)))
-        elif _SOURCES.match(line):
+        elif ("：" in line or ":" in line) and _SOURCES.match(line):  # a list of sources has its colon
             close()
             in_sources = True
             _add_block(result, Block(start, end, BlockKind.SOURCES))

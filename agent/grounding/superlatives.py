@@ -113,7 +113,9 @@ def superlatives(text: str) -> list[tuple[int, int, Direction]]:
     """Where `text` says a superlative: (start, end, direction), in order."""
     found: list[tuple[int, int, Direction]] = []
     words = letter_words(text)
-    for at in [at for at, (_, word) in enumerate(words) if _may_be_superlative(word)]:
+    opening = {word for _, word in words}
+    opening = {word for word in opening if _may_be_superlative(word)}  # each distinct word asked once
+    for at in [at for at, (_, word) in enumerate(words) if word in opening] if opening else ():
         start, word = words[at]
         following = words[at + 1][1] if at + 1 < len(words) else ""
         direction = _WORDS.get(word)

@@ -170,7 +170,7 @@ def _latin(text: str, begin: int, finish: int, language: str, taken: Sequence[tu
 
 
 def _has_extra(text: str) -> bool:
-    return any(word in _EXTRA for _, word in letter_words(text))
+    return not _EXTRA.isdisjoint([word for _, word in letter_words(text)])
 
 
 def _fraction(text: str, start: int, end: int, numerator: Decimal, denominator: int) -> Figure:
