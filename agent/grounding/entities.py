@@ -21,8 +21,9 @@ from agent.grounding.language import CJK_ORGANISATION_SUFFIXES, NOT_NAMES, ORGAN
 from agent.grounding.names import NamedText, has_cjk
 
 _LATIN = r"[A-Za-zÀ-ÖØ-öø-ÿ0-9&'’.-]"  # a name's letters in Latin scripts (a CJK word after it is not its part)
+# Its capital first, then what may not stand before it (looked at behind both): see `openings`.
 _CAPITALISED = re.compile(
-    rf"(?<![\w&'’.-])(?:[A-ZÀ-ÖØ-Þ]{_LATIN}*)(?:[ \t]+(?:[A-ZÀ-ÖØ-Þ&]{_LATIN}*|of|de|von|van|der|la|le|du))*"
+    rf"[A-ZÀ-ÖØ-Þ](?<![\w&'’.-].){_LATIN}*(?:[ \t]+(?:[A-ZÀ-ÖØ-Þ&]{_LATIN}*|of|de|von|van|der|la|le|du))*"
     rf"(?:[ \t]+[A-ZÀ-ÖØ-Þ]{_LATIN}*)?"
 )
 _ELIDED = re.compile(r"^(?:[LlDdJjSsNnCcMmTt]|[Dd]ell|[Aa]ll|[Nn]ell|[Ss]ull|[Dd]all|[Qq]u|[Ll]orsqu)['’](?=\w)")
@@ -39,7 +40,11 @@ class Known:
     def __init__(self, question: str, texts: Sequence[str], names: Sequence[str]) -> None:
         self._parts = [question, *texts]
         self.cjk_names = tuple(
-            dict.fromkeys(name for name in names if len(name) >= MIN_CJK_NAME and _CJK_RUN.fullmatch(name))
+            dict.fromkeys(
+                name
+                for name in names
+                if len(name) >= MIN_CJK_NAME and not name[0].isascii() and _CJK_RUN.fullmatch(name)
+            )
         )
 
     @cached_property
@@ -62,6 +67,7 @@ class UnknownNames:
         self._known = known
         self._german = german
         self._judged: dict[tuple[int, str, int], tuple[int, int, str] | None] = {}
+        self._cjk = has_cjk(text)  # no clause of a text without CJK has a CJK name to miss
 
     def within(self, start: int, end: int, sentence: int = 0) -> Iterator[tuple[int, int, str]]:
         """The unknown names in `text[start:end]` (a clause of the sentence starting at `sentence`):
@@ -75,7 +81,7 @@ class UnknownNames:
             found = self._judged[key]
             if found is not None:
                 yield found
-        if has_cjk(clause):
+        if self._cjk and has_cjk(clause):
             for run_start, name in _near_misses(clause, self._known):
                 yield start + run_start, start + run_start + len(name), name
 
@@ -98,7 +104,9 @@ def _trimmed(words: str) -> str:
         parts.pop(0)
     while parts and parts[-1].casefold() in ("of", "de", "von", "van", "der", "la", "le", "du"):
         parts.pop()
-    name = _ELIDED.sub("", " ".join(parts))  # "L'Hotel Navigli", "dell'Azienda": the article is no part of it
+    name = " ".join(parts)
+    if "'" in name or "’" in name:
+        name = _ELIDED.sub("", name)  # "L'Hotel Navigli", "dell'Azienda": the article is no part of it
     if name[:1].islower():
         return ""  # "L'équipe": a common noun after its article
     name = name.rstrip(".,:;!?")  # "half of Denver's."

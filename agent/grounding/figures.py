@@ -63,7 +63,8 @@ _CJK_COMPOUND = re.compile(
     rf"(?:(?P<t>{_PART})[兆조]{_NEXT})?(?:(?P<y>{_PART})[億亿억]{_NEXT})?(?:(?P<w>{_PART})[万萬만]{_NEXT})?"
     rf"(?P<rest>{_SMALL}|\d+)?"
 )
-_CJK_SCALE = re.compile(r"[\d千百천백][兆億亿万萬조억만]")
+_CJK_SCALES = "兆億亿万萬조억만"
+_CJK_SCALE = re.compile(rf"[\d千百천백][{_CJK_SCALES}]")
 _DIGIT_FRACTION = re.compile(r"(?<![\d.,])(\d{1,3})\s*分[之の]\s*(\d{1,3})(?![\d.,])")
 FRACTION_PRECISION = Decimal("0.01")  # "two thirds", "三分の二" is 66–67 %
 _COMPOUND_SCALES = {"t": Decimal(10) ** 12, "y": Decimal(10) ** 8, "w": Decimal(10) ** 4}
@@ -178,7 +179,7 @@ def normalise_digits(text: str) -> str:
 
 # --- which mark is the decimal one ---------------------------------------------------------------------
 
-_DECISIVE = re.compile(r"(?<![\d.,])\d[\d.,]*[.,]\d+")
+_DECISIVE = re.compile(r"\d(?<![\d.,]\d)[\d.,]*[.,]\d+")  # a digit first, none of "\d.," before it: see `openings`
 _AMBIGUOUS = re.compile(r"\d[.,]\d{3}(?!\d)")
 
 
@@ -215,7 +216,10 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
     if not _ANY_DIGIT.search(text):
         return []
     percent_words = "百分之" in text
-    figures = [_compound(match, text) for match in _CJK_COMPOUND.finditer(text)] if _CJK_SCALE.search(text) else []
+    scaled = any(scale in text for scale in _CJK_SCALES) and _CJK_SCALE.search(
+        text
+    )  # a scale is rare: looked for first
+    figures = [_compound(match, text) for match in _CJK_COMPOUND.finditer(text)] if scaled else []
     if "分" in text:  # "4分の3", "3分之2": a fraction in digits, the denominator first
         figures += [_digit_fraction(match, text) for match in _DIGIT_FRACTION.finditer(text)]
     taken = [(f.start, f.end) for f in figures]

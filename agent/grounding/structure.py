@@ -21,6 +21,7 @@ from enum import StrEnum
 
 from agent.grounding.dates import month_number
 from agent.grounding.language import ABBREVIATIONS, CLAUSE_JOINS, ORDINAL_NOUNS, SOURCE_LABELS
+from agent.grounding.openings import opened_by
 
 _LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+>#•·]+[ \t]*|\*\*)*\d{1,2}[.)、](?:\*\*)?[ \t]", re.M)
 _BULLET = re.compile(r"^[ \t]*(?:[-*+•·]|\d{1,2}[.)、])[ \t]+")
@@ -33,13 +34,13 @@ _SOURCES = re.compile(
     re.IGNORECASE,
 )
 # Semicolons do not end a sentence: "87 ms; p99 1.5 s [1]" is one statement with one citation.
-_SENTENCE_END = re.compile(r"[。！？!?\n]+|(?<=(\S))\.(?=\s+\S)")
+_SENTENCE_END = opened_by([("。！？!?\n", "[。！？!?\n]*"), (".", r"(?<=\S\.)(?=\s+\S)")])  # "…!?", "x. Y"
 _WORD_BEFORE = re.compile(r"(\S+)$")
 _WORD_AFTER = re.compile(r"[ \t]+[*_\"“(]*([^\W\d_]+)")
 # What separates clauses: punctuation (not a comma or point inside a figure) and joining words.
 # A colon or a dash is no mark: "**AMER**: $6.2M", "Shanghai — 28 °C" give the value of the name before them.
 _NO_END = 1 << 62  # sorts after every clause that starts at a position
-_CLAUSE_MARK = re.compile(r"(?<!\d),|,(?!\d)|[;，；、()（）]")
+_CLAUSE_MARK = opened_by([(",", r"(?<!\d,)"), (",", r"(?!\d)"), (";，；、()（）", "")])  # not ",' in "1,234"
 
 
 class BlockKind(StrEnum):

@@ -88,7 +88,8 @@ def read_number_words(text: str, languages: Sequence[str], taken: Sequence[tuple
     `languages`: text2num's codes to read Latin-script words in (`language.number_word_languages`); `taken`:
     spans already read as figures in digits (their scale words are theirs)."""
     figures: list[Figure] = []
-    text = _SURROGATE.sub("\ufffd", text)  # the parsers take only valid UTF-8; one character for one keeps positions
+    if _has_surrogates(text):  # the parsers take only valid UTF-8; one character for one keeps positions
+        text = _SURROGATE.sub("\ufffd", text)
     if _LETTERS.search(text):
         extra = _has_extra(text)  # a fraction or a dozen somewhere
         for language in languages:
@@ -167,6 +168,15 @@ def _latin(text: str, begin: int, finish: int, language: str, taken: Sequence[tu
         precision = Decimal(10) ** _SCALES.get(last, 0)
         figures.append(word_figure(text, start, end, number.value, precision, text[start:end]))
     return figures
+
+
+def _has_surrogates(text: str) -> bool:
+    """Does `text` hold a surrogate code point (which UTF-8 cannot encode)? Encoding tells faster than a search."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _has_extra(text: str) -> bool:
