@@ -74,6 +74,9 @@ class Names:
         at = bisect_left(self._starts, start)
         if at == len(self._spans) or self._spans[at][0] >= end:
             return ()  # most clauses name nothing
+        if at + 1 == len(self._spans) or self._spans[at + 1][0] >= end:  # and most others one thing
+            _, last, number = self._spans[at]
+            return (number,) if last <= end else ()
         groups: dict[tuple[int, int], set[int]] = {}
         while at < len(self._spans) and self._spans[at][0] < end:
             first, last, number = self._spans[at]

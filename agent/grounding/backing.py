@@ -91,6 +91,7 @@ class Backing:
         self._tagged_in: dict[int, set[int]] | None = None  # block → the results its exact tags name
         self._ordered: dict[tuple[int, frozenset[int]], tuple[list[Source], list[Source]]] = {}
         self._tools_of: dict[frozenset[int], set[str]] = {}
+        self._asked_values = frozenset(a.value for asked in known.figures for a in asked.readings)
 
     def ground(self, mention: Mention) -> None:
         """Back `mention` by what states it, or leave it ungrounded with why (a swap, a false superlative)."""
@@ -172,7 +173,7 @@ class Backing:
         return stating
 
     def _asked(self, figure: Figure) -> bool:
-        return any(r.value == a.value for r in figure.readings for asked in self.known.figures for a in asked.readings)
+        return any(r.value in self._asked_values for r in figure.readings)
 
     def _check_superlative(self, mention: Mention, source: Source, fact: Fact) -> None:
         """ "The slowest endpoint … 876 ms": a value a superlative speaks of must be the largest (or smallest) of
@@ -185,7 +186,7 @@ class Backing:
         if direction is None or _EXTREME_KEY.search(fact.key):
             return
         wants = resolved(direction, fact.unit, fact.key)
-        span = _extremes(source).get(fact.key)
+        span = extremes(source).get(fact.key)
         if span is None:
             span = self._peer_span(source.tool, fact.key)
         if span is None:
@@ -200,7 +201,10 @@ class Backing:
     def _check_item(self, mention: Mention, source: Source, fact: Fact) -> None:
         """ "/checkout is at 412 ms", where one result lists /checkout at 912 ms and /search at 412 ms: a figure
         is the item's its clause (else its sentence, naming one item) names, or it is swapped within its result."""
-        own, others = owners(records_of(source), fact.key, fact.returned)
+        records = records_of(source)
+        if not records:
+            return  # a result that lists no items: nothing in it to swap
+        own, others = owners(records, fact.key, fact.returned)
         if not others or mention.grounded is None:
             return
         sentence = self.layout.sentences[mention.sentence]
@@ -234,10 +238,10 @@ class Backing:
         pointed, named = mention.pointer.numbers, self.names.anywhere
         ordered = sorted(mention.rests_on, key=lambda s: (s.number not in pointed, s.number in named))
         for source in mention.rests_on if mention.strict else ordered:
-            aggregates = _aggregates(source)
-            if not aggregates:
+            listed = aggregates(source)
+            if not listed:
                 continue
-            found = find_aggregate(aggregates, figure, mention.clause)
+            found = find_aggregate(listed, figure, mention.clause)
             if found is not None:
                 self._bind(mention, source, GroundingRule.AGGREGATE, f"{figure.text} ← {found[1].how}", None)
                 return True
@@ -552,9 +556,11 @@ def _weak(mention: Mention) -> bool:
     return mention.backing is not None and mention.backing[1].from_a_name
 
 
-def _extremes(source: Source) -> dict[str, tuple[Decimal, Decimal]]:
+def extremes(source: Source) -> dict[str, tuple[Decimal, Decimal]]:
+    """The smallest and largest value of each field over the items of the result's lists, read once."""
     return source.memo("extremes", lambda: extremes_of(source.data))
 
 
-def _aggregates(source: Source) -> tuple[Aggregate, ...]:
+def aggregates(source: Source) -> tuple[Aggregate, ...]:
+    """The counts, sums and averages over the result's lists, read once."""
     return source.memo("aggregates", lambda: aggregates_of(source.data))

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from datetime import date
 
 from agent.grounding.attribution import NOWHERE, Attachment, Names, Pointer, attached, attachment, pointers
-from agent.grounding.backing import Backing
+from agent.grounding.backing import Backing, aggregates, extremes
 from agent.grounding.citations import Cite, read_citations
 from agent.grounding.dates import WrittenDate, read_dates
 from agent.grounding.entities import UnknownNames, known_names
@@ -55,7 +55,10 @@ def prepare(source: Source) -> None:
     read_inputs(source)
     _said(source)
     records_of(source)  # the items of its lists, by what each is about
+    aggregates(source)  # and what they add up to
+    extremes(source)
     returned(source, 0)
+    source.tag  # noqa: B018 (its tag, which every figure it backs is cited by, is made once too)
 
 
 def check(answer: str, sources: Sequence[Source], question: str, *, today: date | None = None) -> Grounding:

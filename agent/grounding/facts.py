@@ -61,8 +61,9 @@ class _Sorted:
         self.units = frozenset(fact.unit for fact in facts if fact.unit is not None)
 
     def between(self, low: Decimal, high: Decimal) -> tuple[Fact, ...]:
-        start = bisect.bisect_left(self.keys, float(low) - _EPSILON * max(1.0, abs(float(low))))
-        stop = bisect.bisect_right(self.keys, float(high) + _EPSILON * max(1.0, abs(float(high))))
+        lowest, highest = float(low), float(high)
+        start = bisect.bisect_left(self.keys, lowest - _EPSILON * max(1.0, abs(lowest)))
+        stop = bisect.bisect_right(self.keys, highest + _EPSILON * max(1.0, abs(highest)))
         return self.facts[start:stop]
 
 

@@ -113,18 +113,14 @@ def superlatives(text: str) -> list[tuple[int, int, Direction]]:
     """Where `text` says a superlative: (start, end, direction), in order."""
     found: list[tuple[int, int, Direction]] = []
     words = letter_words(text)
-    opening = {word for _, word in words}
-    opening = {word for word in opening if _may_be_superlative(word)}  # each distinct word asked once
-    for at in [at for at, (_, word) in enumerate(words) if word in opening] if opening else ():
+    directions = {word: _direction(word) for word in {word for _, word in words}}  # each distinct word once
+    opening = [at for at, (_, word) in enumerate(words) if directions[word] is not None or word in _PAIRS]
+    for at in opening:
         start, word = words[at]
         following = words[at + 1][1] if at + 1 < len(words) else ""
-        direction = _WORDS.get(word)
+        direction = directions[word]
         if direction is not None and word in _UNIT_TOO and _UNIT_BEFORE.search(text, max(0, start - 2), start):
             continue  # "12 min", "3 max": a unit after a figure
-        if direction is None and word[:3] in _STEM_HEADS:
-            direction = next((d for stem, d in _STEMS if word.startswith(stem)), None)
-        if direction is None and len(word) > 9 and word.endswith(_COMPOUND_ENDS):
-            direction = next((d for stem, d in _STEMS if len(stem) > 5 and stem in word), None)
         end = start + len(word)
         if direction is None and word in _PAIRS and following:
             if word in _ARTICLED and (at == 0 or words[at - 1][1] not in _ARTICLES):
@@ -149,12 +145,14 @@ def superlatives(text: str) -> list[tuple[int, int, Direction]]:
 
 
 @lru_cache(maxsize=4096)
-def _may_be_superlative(word: str) -> bool:
-    """Could `word` (lower-cased) be a superlative, or open one ("the most", "le plus")? Most words of an answer
-    are not: one lookup per distinct word decides before the rules above are tried."""
-    return (
-        word in _WORDS or word[:3] in _STEM_HEADS or (len(word) > 9 and word.endswith(_COMPOUND_ENDS)) or word in _PAIRS
-    )
+def _direction(word: str) -> Direction | None:
+    """The direction a word (lower-cased) says by itself: "highest", "höchsten", "umsatzstärkste" — or None."""
+    direction = _WORDS.get(word)
+    if direction is None and word[:3] in _STEM_HEADS:
+        direction = next((d for stem, d in _STEMS if word.startswith(stem)), None)
+    if direction is None and len(word) > 9 and word.endswith(_COMPOUND_ENDS):
+        direction = next((d for stem, d in _STEMS if len(stem) > 5 and stem in word), None)
+    return direction
 
 
 def governed(
