@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from agent.grounding.language import SOURCE_LABELS
 from agent.grounding.names import NameIndex, identity_of
@@ -28,6 +29,7 @@ from agent.source import Source
 
 _NUMBERS = r"\d{1,4}(?:\s*[,，、]\s*\d{1,4})*"
 _TAG = re.compile(rf"\[({_NUMBERS})\]|【({_NUMBERS})】")
+_TAG_SEPARATOR = re.compile(r"\s*[,，、]\s*")  # "[1, 2]", "【1、2】"
 _TAG_RUN = re.compile(rf"(?:\[{_NUMBERS}\]|【{_NUMBERS}】)(?:[\s,，]*(?:\[{_NUMBERS}\]|【{_NUMBERS}】))*")
 _FOOTNOTE_REF = re.compile(r"\[\^([^\]\s]{1,16})\](?!:)")
 _FOOTNOTE_LABEL = re.compile(r"\s*\[\^[^\]\s]{1,16}\]:")
@@ -80,7 +82,7 @@ def read_citations(text: str, layout: Layout, sources: Sequence[Source]) -> Cita
     footnotes = {
         block.label: text[block.start : block.end] for block in layout.blocks if block.kind is BlockKind.FOOTNOTE
     }
-    tools = _tool_pattern(by_tool)
+    tools = _tool_pattern(tuple(by_tool))
     cites: list[Cite] = []
     problems: list[str] = []
     for number, sentence in enumerate(layout.sentences):
@@ -124,17 +126,19 @@ def read_citations(text: str, layout: Layout, sources: Sequence[Source]) -> Cita
     return Citations(sorted(cites, key=lambda c: c.start), list(dict.fromkeys(problems)))
 
 
-def _tool_pattern(by_tool: dict[str, list[Source]]) -> re.Pattern[str] | None:
-    if not by_tool:
+@lru_cache(maxsize=64)
+def _tool_pattern(tools: tuple[str, ...]) -> re.Pattern[str] | None:
+    """Where the text names one of `tools` (a run's tools, the same for each of its drafts)."""
+    if not tools:
         return None
-    names = "|".join(re.escape(name) for name in sorted(by_tool, key=len, reverse=True))
+    names = "|".join(re.escape(name) for name in sorted(tools, key=len, reverse=True))
     return re.compile(rf"(?<![\w-])(?:{names})(?![\w-])", re.IGNORECASE)
 
 
 def _tagged(group: str, by_number: dict[int, Source], problems: list[str]) -> list[Source]:
     cited: list[Source] = []
     for tag in _TAG.finditer(group):
-        for number in re.split(r"\s*[,，、]\s*", tag.group(1) or tag.group(2)):
+        for number in _TAG_SEPARATOR.split(tag.group(1) or tag.group(2)):
             source = by_number.get(int(number))
             if source is None:
                 problems.append(f"[{int(number)}] is not the tag of any successful tool result")

@@ -130,6 +130,8 @@ _BEFORE = re.compile(
 
 
 _LONGEST_BEFORE = max(len(word) for words in _APPROXIMATIONS.values() for word in words)
+# Read for every figure: `Enum.MEMBER` costs a class lookup each time in Python 3.11.
+_EXACT, _PERCENT, _CURRENCY = Approximation.EXACT, Family.PERCENT, Family.CURRENCY
 _AFTER_FIRST = frozenset(word[0] for words in _APPROXIMATIONS_AFTER.values() for word in words)
 _LAST_WORDS = frozenset(w.split()[-1].casefold() for words in _APPROXIMATIONS.values() for w in words)
 _CJK_LAST = tuple(w for words in _APPROXIMATIONS.values() for w in words if not w.isascii())
@@ -265,7 +267,7 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
         if unit is None and start > 0:
             unit = unit_before(text[max(0, start - 4) : start])
         per, end = _per(text, end) if unit is not None else (None, end)
-        if per is None and unit is not None and unit.family is Family.CURRENCY:
+        if per is None and unit is not None and unit.family is _CURRENCY:
             per = rate_per or _per_before(text, start)
             per = per if per != unit else None
         rate_per = None
@@ -278,7 +280,7 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
                 end,
                 readings,
                 approximation,
-                unit is not None and unit.family is Family.PERCENT,
+                unit is not None and unit.family is _PERCENT,
                 number,
                 per,
             )
@@ -298,7 +300,7 @@ def _per_before(text: str, start: int) -> Unit | None:
     window = max(0, start - 8)
     found = _PER_BEFORE.search(text, window, start) if "당" in text[window:start] else None
     unit = unit_after(found.group(1))[0] if found else None
-    return unit if unit is not None and unit.family is Family.CURRENCY else None
+    return unit if unit is not None and unit.family is _CURRENCY else None
 
 
 def _rate_base(text: str, end: int) -> Unit | None:
@@ -371,7 +373,7 @@ def word_figure(
     end += used
     approximation = _approximation(text, start, end)
     readings = [Reading(value, precision, unit)]
-    percent = unit is not None and unit.family is Family.PERCENT
+    percent = unit is not None and unit.family is _PERCENT
     if percent:
         readings.append(Reading(value / 100, precision / 100, None))
     return Figure(text[start:end].strip(), start, end, tuple(readings), approximation, percent, words)
@@ -517,7 +519,7 @@ def _readings(
     approximation: Approximation,
 ) -> tuple[Reading, ...]:
     readings: list[Reading] = []
-    percent = unit is not None and unit.family is Family.PERCENT
+    percent = unit is not None and unit.family is _PERCENT
     for mantissa, decimals in mantissas:
         value = -mantissa if negative else mantissa
         step = _precision(mantissa, decimals, approximation)
@@ -536,7 +538,7 @@ def _precision(mantissa: Decimal, decimals: int, approximation: Approximation) -
     """The unit of the last digit that carries meaning: shown digits, or significant ones when approximate."""
     if decimals:
         return _DECIMAL_STEPS[decimals] if decimals < len(_DECIMAL_STEPS) else Decimal(1).scaleb(-decimals)
-    if approximation is Approximation.EXACT or mantissa == 0:
+    if approximation is _EXACT or mantissa == 0:
         return Decimal(1)
     digits = mantissa.as_tuple().digits
     zeros = len(digits) - len("".join(map(str, digits)).rstrip("0"))

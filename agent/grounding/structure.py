@@ -26,6 +26,7 @@ from agent.grounding.openings import opened_by
 _LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+>#•·]+[ \t]*|\*\*)*\d{1,2}[.)、](?:\*\*)?[ \t]", re.M)
 _BULLET = re.compile(r"^[ \t]*(?:[-*+•·]|\d{1,2}[.)、])[ \t]+")
 _URL = re.compile(r"https?://\S+")
+_LINE = re.compile(r"^.*$", re.M)
 _TABLE_LINE = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
 _TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{2,}:?[ \t]*\|)+[ \t]*(?::?-{2,}:?[ \t]*)?$")
 _FOOTNOTE = re.compile(r"^[ \t]*\[\^([^\]\s]{1,16})\]:[ \t]*")
@@ -119,7 +120,7 @@ def layout(text: str) -> Layout:
             _add_prose(result, text, paragraph[0], paragraph[1])
             paragraph.clear()
 
-    for match in re.finditer(r"^.*$", text, re.M):
+    for match in _LINE.finditer(text):
         start, end, line = match.start(), match.end(), match.group(0)
         stripped = line.strip()
         if not stripped:  # a blank line ends a paragraph, a table, a list of sources
