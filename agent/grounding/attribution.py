@@ -48,12 +48,15 @@ class Names:
             for name in names:
                 if is_currency_code(name):
                     continue  # "NOK 184,500": the unit of a figure, not what it is about
-                for form in (name, *aliases.get(fold(name), ()), *_shorter(name)):
-                    spans.extend(
-                        (start, end, number)
-                        for start, end in index.spans(form)
-                        if not any(a <= start < b for a, b in apparatus)
-                    )
+                named = aliases.get(fold(name), ()) if aliases else ()  # most questions give no name twice
+                for form in (name, *named, *_shorter(name)):
+                    found = index.spans(form)
+                    if found:
+                        spans.extend(
+                            (start, end, number)
+                            for start, end in found
+                            if not any(a <= start < b for a, b in apparatus)
+                        )
         self._spans = sorted(spans)
         self._starts = [start for start, _, _ in self._spans]
         self.anywhere = frozenset(number for _, _, number in self._spans)

@@ -31,8 +31,8 @@ from agent.grounding.citations import Cite, read_citations
 from agent.grounding.dates import WrittenDate, read_dates
 from agent.grounding.entities import UnknownNames, known_names
 from agent.grounding.facts import facts_of, inputs_of, read_inputs, returned
-from agent.grounding.figures import Figure, decimal_mark, normalise_digits, read_figures
-from agent.grounding.language import long_scale, number_word_languages
+from agent.grounding.figures import Figure, decimal_mark, normalise_digits, read_figures, reads_by_mark
+from agent.grounding.language import LONG_SCALE_BILLIONS, long_scale, number_word_languages
 from agent.grounding.mention import Mention, known
 from agent.grounding.names import aliases_in, identities, identity_of, returned_identities
 from agent.grounding.records import records_of
@@ -76,8 +76,12 @@ class _Checker:
         self.layout: Layout = layout(self.text)
         self.citations = read_citations(self.text, self.layout, self.sources)
         self.masked = mask(self.text, [(c.start, c.end) for c in self.citations.cites], 0, None)
-        self.mark = decimal_mark(self.text)
-        self.short_scale = not long_scale(self.text)
+        self.mark: str | None = None  # the decimal mark, decided in `_read_all` when a figure needs it
+        # Only "billion" reads otherwise on the long scale: a text without it (nor a table, whose headers may say
+        # it) need not be judged.
+        rows = any(block.kind is BlockKind.TABLE_ROW for block in self.layout.blocks)
+        says_billion = any(word in self.text for word in LONG_SCALE_BILLIONS)
+        self.short_scale = not long_scale(self.text) if rows or says_billion else True
         self.languages = number_word_languages(self.masked)
         self._said: str | None = None  # what the calls and results say, casefolded, read on first need
         self.dates, self.figures = self._read_all()
@@ -128,6 +132,8 @@ class _Checker:
         text = mask(read, [(d.start, d.end) for d in dates], 0, None) if dates else read
         rows = [block for block in self.layout.blocks if block.kind is BlockKind.TABLE_ROW]
         prose = mask(text, [(row.start, row.end) for row in rows], 0, None) if rows else text
+        if rows or reads_by_mark(prose):
+            self.mark = decimal_mark(self.text)
         figures = read_figures(prose, mark=self.mark, trillion_is_billion=self.short_scale)
         for row in rows:
             body = text[row.start : row.end]

@@ -185,6 +185,12 @@ _DECISIVE = re.compile(r"\d(?<![\d.,]\d)[\d.,]*[.,]\d+")  # a digit first, none 
 _AMBIGUOUS = re.compile(r"\d[.,]\d{3}(?!\d)")
 
 
+def reads_by_mark(text: str) -> bool:
+    """Can a figure of `text` read otherwise by the text's decimal mark? Only three digits grouped after a point
+    or a comma can ("1.200", "3,017"): most texts need no mark decided."""
+    return _AMBIGUOUS.search(text) is not None
+
+
 def decimal_mark(text: str) -> str | None:
     """ "." or "," as the text's decimal mark, or None when the text does not tell."""
     votes = {".": 0, ",": 0}
