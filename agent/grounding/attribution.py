@@ -19,6 +19,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from agent.grounding.language import RESPECTIVELY, VERSUS
 from agent.grounding.names import NameIndex, fold, has_cjk, is_currency_code
@@ -142,22 +143,28 @@ def pointers(
     in_sentence = names.within(*sentence)
     in_order = in_sentence or list(carried)
     if len(in_order) == len(figures) > 1 and RESPECTIVELY.search(text, *sentence):
-        return [Pointer(frozenset((number,)), "clause") for number in in_order]  # "… respectively"
+        return [_pointer((number,), "clause") for number in in_order]  # "… respectively"
     if len(in_sentence) == len(figures) == 2 and _versus(names, text, sentence, figures):
-        return [Pointer(frozenset((number,)), "clause") for number in in_sentence]  # "A … than B (74 % vs 32 %)"
+        return [_pointer((number,), "clause") for number in in_sentence]  # "A … than B (74 % vs 32 %)"
     result: list[Pointer] = []
     for at in figures:
         clause = clause_at(clauses, at, sentence)
         named = names.within(*clause)
         if named:
-            result.append(Pointer(frozenset(named), "clause"))
+            result.append(_pointer(tuple(named), "clause"))
         elif in_sentence:
-            result.append(Pointer(frozenset(in_sentence), "sentence"))
+            result.append(_pointer(tuple(in_sentence), "sentence"))
         elif carried:
-            result.append(Pointer(frozenset(carried), "carried"))
+            result.append(_pointer(carried, "carried"))
         else:
             result.append(NOWHERE)
     return result
+
+
+@lru_cache(maxsize=1024)
+def _pointer(numbers: tuple[int, ...], level: str) -> Pointer:
+    """A pointer, made once for the same results and level (every figure of a sentence gets one)."""
+    return Pointer(frozenset(numbers), level)
 
 
 def _versus(names: Names, text: str, sentence: tuple[int, int], figures: Sequence[int]) -> bool:
