@@ -24,6 +24,7 @@ from agent.grounding.language import (
     LONG_SCALE_BILLIONS,
     LONG_SCALE_ONLY,
     PER,
+    PER_OPENINGS,
     SCALE_WORDS,
     SCALES_BEFORE_CURRENCY,
     decimal_mark_by_words,
@@ -97,9 +98,10 @@ _SCALE_BEFORE_CURRENCY = re.compile(
     + "|".join(sorted(SCALES_BEFORE_CURRENCY, key=len, reverse=True))
     + r")\.?(?=[ \u00a0\u202f]?(?:[€$£¥]|(?:EUR|USD|GBP|CHF|JPY|CNY)(?![A-Za-z])))"
 )
+# The characters the two patterns above can open with (`_scale` tries a pattern only after one of them).
 _GLUED_FIRST = frozenset(word[0] for word in GLUED_SCALES)
 _BEFORE_CURRENCY_FIRST = frozenset(word[0] for word in SCALES_BEFORE_CURRENCY)
-_SPACES = frozenset(" \u00a0\u202f\u2009")
+_SPACES = frozenset(" \u00a0\u202f\u2009")  # the optional space before a scale and its currency
 _UNSCALED = Decimal(1)
 _GLUED_DEGREES = re.compile(r"[CF](?![\w°])")
 _DEGREE_LETTERS = frozenset("CF")
@@ -224,9 +226,8 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
     if not _ANY_DIGIT.search(text):
         return []
     percent_words = "百分之" in text
-    scaled = any(scale in text for scale in _CJK_SCALES) and _CJK_SCALE.search(
-        text
-    )  # a scale is rare: looked for first
+    # A scale after digits ("1.2亿", "564万") is rare: its characters are looked for before the pattern runs.
+    scaled = any(scale in text for scale in _CJK_SCALES) and _CJK_SCALE.search(text) is not None
     figures = [_compound(match, text) for match in _CJK_COMPOUND.finditer(text)] if scaled else []
     if "分" in text:  # "4分の3", "3分之2": a fraction in digits, the denominator first
         figures += [_digit_fraction(match, text) for match in _DIGIT_FRACTION.finditer(text)]
@@ -296,9 +297,7 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
 
 
 _ONE = re.compile(r"1\s?(?=[^\d\s.,])")
-# What `PER` can start with after its spaces ("per", "pro", "je", "each", "à", "la", "/"): most figures end a
-# clause or meet a word no rate begins with.
-_PER_FIRST = frozenset("pjeaàl/")
+
 _PER_BEFORE = re.compile(r"([^\W\d_]{1,3})당\s*$")  # "달러당 1,385원": per dollar
 
 
@@ -354,7 +353,8 @@ def _per(text: str, end: int) -> tuple[Unit | None, int]:
     at = end
     while at < len(text) and text[at].isspace():
         at += 1
-    joint = PER.match(text, end) if text[at : at + 1].casefold() in _PER_FIRST else None
+    # Most figures end a clause or meet a word no rate is written with: `PER` runs only where it can start.
+    joint = PER.match(text, end) if text[at : at + 1].casefold() in PER_OPENINGS else None
     if joint is None:
         return None, end
     after = joint.end()
