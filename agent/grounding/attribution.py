@@ -19,6 +19,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from agent.grounding.language import RESPECTIVELY, VERSUS
 from agent.grounding.names import NameIndex, fold, has_cjk, is_currency_code
@@ -48,21 +49,38 @@ class Names:
             for name in names:
                 if is_currency_code(name):
                     continue  # "NOK 184,500": the unit of a figure, not what it is about
-                for form in (name, *aliases.get(fold(name), ()), *_shorter(name)):
-                    spans.extend(
-                        (start, end, number)
-                        for start, end in index.spans(form)
-                        if not any(a <= start < b for a, b in apparatus)
-                    )
+                named = aliases.get(fold(name), ()) if aliases else ()  # most questions give no name twice
+                for form in (name, *named, *_shorter(name)):
+                    found = index.spans(form)
+                    if found:
+                        spans.extend(
+                            (start, end, number)
+                            for start, end in found
+                            if not any(a <= start < b for a, b in apparatus)
+                        )
         self._spans = sorted(spans)
         self._starts = [start for start, _, _ in self._spans]
         self.anywhere = frozenset(number for _, _, number in self._spans)
+        # A sentence and its clauses are asked about again and again (its figures, the names it carries on, the
+        # names a figure is given to): each span is read once per answer.
+        self._within: dict[tuple[int, int], tuple[int, ...]] = {}
 
     def within(self, start: int, end: int) -> list[int]:
         """The results named inside `[start, end)`, in the order the text names them (each once). A name that
         several results share says less than one that tells them apart: "the webshop in Q1" is about Q1's
         result, not about every result of the webshop."""
+        found = self._within.get((start, end))
+        if found is None:
+            found = self._within[(start, end)] = self._named_within(start, end)
+        return list(found)
+
+    def _named_within(self, start: int, end: int) -> tuple[int, ...]:
         at = bisect_left(self._starts, start)
+        if at == len(self._spans) or self._spans[at][0] >= end:
+            return ()  # most clauses name nothing
+        if at + 1 == len(self._spans) or self._spans[at + 1][0] >= end:  # and most others one thing
+            _, last, number = self._spans[at]
+            return (number,) if last <= end else ()
         groups: dict[tuple[int, int], set[int]] = {}
         while at < len(self._spans) and self._spans[at][0] < end:
             first, last, number = self._spans[at]
@@ -72,7 +90,7 @@ class Names:
         if len(groups) > 1:
             sets = list(groups.values())
             groups = {span: named for span, named in groups.items() if not any(other < named for other in sets)}
-        return list(dict.fromkeys(number for span in sorted(groups) for number in sorted(groups[span])))
+        return tuple(dict.fromkeys(number for span in sorted(groups) for number in sorted(groups[span])))
 
     def spans_within(self, start: int, end: int) -> list[tuple[int, int, int]]:
         """The names inside `[start, end)`: (start, end, result number), in order."""
@@ -125,22 +143,28 @@ def pointers(
     in_sentence = names.within(*sentence)
     in_order = in_sentence or list(carried)
     if len(in_order) == len(figures) > 1 and RESPECTIVELY.search(text, *sentence):
-        return [Pointer(frozenset((number,)), "clause") for number in in_order]  # "… respectively"
+        return [_pointer((number,), "clause") for number in in_order]  # "… respectively"
     if len(in_sentence) == len(figures) == 2 and _versus(names, text, sentence, figures):
-        return [Pointer(frozenset((number,)), "clause") for number in in_sentence]  # "A … than B (74 % vs 32 %)"
+        return [_pointer((number,), "clause") for number in in_sentence]  # "A … than B (74 % vs 32 %)"
     result: list[Pointer] = []
     for at in figures:
         clause = clause_at(clauses, at, sentence)
         named = names.within(*clause)
         if named:
-            result.append(Pointer(frozenset(named), "clause"))
+            result.append(_pointer(tuple(named), "clause"))
         elif in_sentence:
-            result.append(Pointer(frozenset(in_sentence), "sentence"))
+            result.append(_pointer(tuple(in_sentence), "sentence"))
         elif carried:
-            result.append(Pointer(frozenset(carried), "carried"))
+            result.append(_pointer(carried, "carried"))
         else:
             result.append(NOWHERE)
     return result
+
+
+@lru_cache(maxsize=1024)
+def _pointer(numbers: tuple[int, ...], level: str) -> Pointer:
+    """A pointer, made once for the same results and level (every figure of a sentence gets one)."""
+    return Pointer(frozenset(numbers), level)
 
 
 def _versus(names: Names, text: str, sentence: tuple[int, int], figures: Sequence[int]) -> bool:

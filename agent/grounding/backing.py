@@ -13,6 +13,7 @@ import itertools
 import re
 from collections.abc import Collection, Sequence
 from decimal import Decimal
+from functools import lru_cache
 
 from agent.grounding.attribution import Names, choose
 from agent.grounding.citations import Citations
@@ -88,6 +89,9 @@ class Backing:
         self._governed: dict[int, Direction] | None = None  # the figures superlatives speak of ("slowest … 912")
         self._peers: dict[tuple[str, str], tuple[Decimal, Decimal] | None] = {}
         self._tagged_in: dict[int, set[int]] | None = None  # block → the results its exact tags name
+        self._ordered: dict[tuple[int, frozenset[int]], tuple[list[Source], list[Source]]] = {}
+        self._tools_of: dict[frozenset[int], set[str]] = {}
+        self._asked_values = frozenset(a.value for asked in known.figures for a in asked.readings)
 
     def ground(self, mention: Mention) -> None:
         """Back `mention` by what states it, or leave it ungrounded with why (a swap, a false superlative)."""
@@ -97,11 +101,7 @@ class Backing:
         figure = mention.figure
         assert figure is not None
         pointed = mention.pointer.numbers
-        candidates = mention.rests_on
-        if pointed:  # the results its words name first
-            candidates = [s for s in candidates if s.number in pointed] + [
-                s for s in candidates if s.number not in pointed
-            ]
+        candidates = self._pointed_first(mention.rests_on, pointed) if pointed else mention.rests_on
         asked = not mention.strict and self._asked(figure)
         if asked:
             # The asker's own figure ("our twenty regions") is theirs, unless the result its words name states it.
@@ -113,8 +113,7 @@ class Backing:
         if stating:
             # A tag names the results a figure may be in; the clause's names still say which one ("Shanghai 16 °C
             # [1][2]" is Beijing's 16 given to Shanghai).
-            pointed_tools = {s.tool for s in self.sources if s.number in mention.pointer.numbers}
-            chosen, taken_from = choose([s for s, _, _ in stating], mention.pointer, self.names, pointed_tools)
+            chosen, taken_from = choose([s for s, _, _ in stating], mention.pointer, self.names, self._tools(pointed))
             if chosen is not None:
                 _, reading, fact = next(item for item in stating if item[0] is chosen)
                 rule = _rule(figure, reading, fact)
@@ -130,6 +129,24 @@ class Backing:
         if self._ground_aggregate(mention, figure) or self._ground_calls(mention, figure):
             return
         self._ground_known(mention, figure)
+
+    def _pointed_first(self, candidates: list[Source], pointed: frozenset[int]) -> list[Source]:
+        """`candidates`, the results `pointed` to first. The figures of a sentence share their candidates and
+        mostly their pointer: each ordering is made once per answer."""
+        key = (id(candidates), pointed)
+        kept = self._ordered.get(key)
+        if kept is None or kept[0] is not candidates:  # the list itself is kept too: an id may be reused
+            ordered = [s for s in candidates if s.number in pointed]
+            ordered += [s for s in candidates if s.number not in pointed]
+            kept = self._ordered[key] = (candidates, ordered)
+        return kept[1]
+
+    def _tools(self, numbers: frozenset[int]) -> set[str]:
+        """The tools of the results `numbers`."""
+        tools = self._tools_of.get(numbers)
+        if tools is None:
+            tools = self._tools_of[numbers] = {s.tool for s in self.sources if s.number in numbers}
+        return tools
 
     def _facts(self, source: Source) -> SourceFacts:
         facts = self._facts_cache.get(source.number)
@@ -156,7 +173,7 @@ class Backing:
         return stating
 
     def _asked(self, figure: Figure) -> bool:
-        return any(r.value == a.value for r in figure.readings for asked in self.known.figures for a in asked.readings)
+        return any(r.value in self._asked_values for r in figure.readings)
 
     def _check_superlative(self, mention: Mention, source: Source, fact: Fact) -> None:
         """ "The slowest endpoint … 876 ms": a value a superlative speaks of must be the largest (or smallest) of
@@ -169,7 +186,7 @@ class Backing:
         if direction is None or _EXTREME_KEY.search(fact.key):
             return
         wants = resolved(direction, fact.unit, fact.key)
-        span = _extremes(source).get(fact.key)
+        span = extremes(source).get(fact.key)
         if span is None:
             span = self._peer_span(source.tool, fact.key)
         if span is None:
@@ -184,7 +201,10 @@ class Backing:
     def _check_item(self, mention: Mention, source: Source, fact: Fact) -> None:
         """ "/checkout is at 412 ms", where one result lists /checkout at 912 ms and /search at 412 ms: a figure
         is the item's its clause (else its sentence, naming one item) names, or it is swapped within its result."""
-        own, others = owners(records_of(source), fact.key, fact.returned)
+        records = records_of(source)
+        if not records:
+            return  # a result that lists no items: nothing in it to swap
+        own, others = owners(records, fact.key, fact.returned)
         if not others or mention.grounded is None:
             return
         sentence = self.layout.sentences[mention.sentence]
@@ -200,7 +220,7 @@ class Backing:
 
     def _check_direction(self, mention: Mention, fact: Fact) -> None:
         """ "Down 3.2 %" where the result's change is +3.2: a change its words say went down must be negative."""
-        if mention.grounded is None or fact.returned <= 0 or not _CHANGE_KEY.search(fact.key):
+        if mention.grounded is None or fact.returned <= 0 or not _is_change(fact.key):
             return
         start, end = mention.span
         near = self.masked[max(start, mention.start - 40) : min(end, mention.end + 12)]
@@ -218,10 +238,10 @@ class Backing:
         pointed, named = mention.pointer.numbers, self.names.anywhere
         ordered = sorted(mention.rests_on, key=lambda s: (s.number not in pointed, s.number in named))
         for source in mention.rests_on if mention.strict else ordered:
-            aggregates = _aggregates(source)
-            if not aggregates:
+            listed = aggregates(source)
+            if not listed:
                 continue
-            found = find_aggregate(aggregates, figure, mention.clause)
+            found = find_aggregate(listed, figure, mention.clause)
             if found is not None:
                 self._bind(mention, source, GroundingRule.AGGREGATE, f"{figure.text} ← {found[1].how}", None)
                 return True
@@ -237,7 +257,7 @@ class Backing:
         for tool, made in counts.items():
             if len(made) == figure.value:
                 how = f"{figure.text} ← the number of {tool} results"
-                mention.grounded = GroundedFigure.model_construct(
+                mention.grounded = GroundedFigure(
                     figure=figure.text, rule=GroundingRule.AGGREGATE, how=how, sources=[s.tag for s in made]
                 )
                 return True
@@ -246,12 +266,12 @@ class Backing:
     def _ground_known(self, mention: Mention, figure: Figure) -> None:
         for asked in self.known.figures:
             if any(r.value == a.value for r in figure.readings for a in asked.readings):
-                mention.grounded = GroundedFigure.model_construct(
+                mention.grounded = GroundedFigure(
                     figure=figure.text, rule=GroundingRule.QUESTION, how="given in the question", sources=[]
                 )
                 return
         if figure.value == self.known.year and figure.unit is None:
-            mention.grounded = GroundedFigure.model_construct(
+            mention.grounded = GroundedFigure(
                 figure=figure.text, rule=GroundingRule.QUESTION, how="the current year", sources=[]
             )
 
@@ -286,9 +306,7 @@ class Backing:
         for stated in self.known.dates:
             if written.matches(stated):
                 how = f"{written.text}: the question's or today's date"
-                mention.grounded = GroundedFigure.model_construct(
-                    figure=written.text, rule=GroundingRule.QUESTION, how=how, sources=[]
-                )
+                mention.grounded = GroundedFigure(figure=written.text, rule=GroundingRule.QUESTION, how=how, sources=[])
                 return
 
     @staticmethod
@@ -307,7 +325,7 @@ class Backing:
         by = ", cited by Parley" if mention.parley else ""
         inputs = self.inputs.get(source.number, ())
         used = f" (its call used {', '.join(s.tag for s in inputs)})" if inputs else ""
-        mention.grounded = GroundedFigure.model_construct(
+        mention.grounded = GroundedFigure(
             figure=mention.text,
             rule=rule,
             how=f"{how} in {source.tag}{used}{by}",
@@ -386,7 +404,7 @@ class Backing:
         if derivation is None:
             return
         tags = ", ".join(derivation.tags) or "the question"
-        mention.grounded = GroundedFigure.model_construct(
+        mention.grounded = GroundedFigure(
             figure=figure.text,
             rule=GroundingRule.DERIVED,
             how=f"{derivation.formula} from {tags}",
@@ -430,7 +448,7 @@ class Backing:
                 value = Decimal(minutes) * 60 / unit.factor
                 if any(inside(value, reading, figure.approximation) for reading in figure.readings):
                     used = tuple(dict.fromkeys((*tags, *other)))
-                    mention.grounded = GroundedFigure.model_construct(
+                    mention.grounded = GroundedFigure(
                         figure=figure.text,
                         rule=GroundingRule.DERIVED,
                         how=f"{figure.text}: from {first.text} to {second.text} ({', '.join(used) or 'the question'})",
@@ -480,6 +498,12 @@ class Backing:
 
     def _block_index(self, sentence: int) -> int:
         return self.layout.sentences[sentence].block
+
+
+@lru_cache(maxsize=1024)
+def _is_change(key: str) -> bool:
+    """Does a field's name say it holds a signed change? (A run's results share a few field names.)"""
+    return _CHANGE_KEY.search(key) is not None
 
 
 def _rule(figure: Figure, reading: Reading, fact: Fact) -> GroundingRule:
@@ -532,9 +556,11 @@ def _weak(mention: Mention) -> bool:
     return mention.backing is not None and mention.backing[1].from_a_name
 
 
-def _extremes(source: Source) -> dict[str, tuple[Decimal, Decimal]]:
+def extremes(source: Source) -> dict[str, tuple[Decimal, Decimal]]:
+    """The smallest and largest value of each field over the items of the result's lists, read once."""
     return source.memo("extremes", lambda: extremes_of(source.data))
 
 
-def _aggregates(source: Source) -> tuple[Aggregate, ...]:
+def aggregates(source: Source) -> tuple[Aggregate, ...]:
+    """The counts, sums and averages over the result's lists, read once."""
     return source.memo("aggregates", lambda: aggregates_of(source.data))

@@ -21,18 +21,18 @@ from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from datetime import date
 
 from agent.grounding.attribution import NOWHERE, Attachment, Names, Pointer, attached, attachment, pointers
-from agent.grounding.backing import Backing
+from agent.grounding.backing import Backing, aggregates, extremes
 from agent.grounding.citations import Cite, read_citations
 from agent.grounding.dates import WrittenDate, read_dates
-from agent.grounding.entities import known_names, unknown_names
+from agent.grounding.entities import UnknownNames, known_names
 from agent.grounding.facts import facts_of, inputs_of, read_inputs, returned
-from agent.grounding.figures import Figure, decimal_mark, normalise_digits, read_figures
-from agent.grounding.language import long_scale, number_word_languages
+from agent.grounding.figures import Figure, decimal_mark, normalise_digits, read_figures, reads_by_mark
+from agent.grounding.language import LONG_SCALE_BILLIONS, long_scale, number_word_languages
 from agent.grounding.mention import Mention, known
 from agent.grounding.names import aliases_in, identities, identity_of, returned_identities
 from agent.grounding.records import records_of
@@ -55,7 +55,10 @@ def prepare(source: Source) -> None:
     read_inputs(source)
     _said(source)
     records_of(source)  # the items of its lists, by what each is about
+    aggregates(source)  # and what they add up to
+    extremes(source)
     returned(source, 0)
+    source.tag  # noqa: B018 (its tag, which every figure it backs is cited by, is made once too)
 
 
 def check(answer: str, sources: Sequence[Source], question: str, *, today: date | None = None) -> Grounding:
@@ -73,8 +76,12 @@ class _Checker:
         self.layout: Layout = layout(self.text)
         self.citations = read_citations(self.text, self.layout, self.sources)
         self.masked = mask(self.text, [(c.start, c.end) for c in self.citations.cites], 0, None)
-        self.mark = decimal_mark(self.text)
-        self.short_scale = not long_scale(self.text)
+        self.mark: str | None = None  # the decimal mark, decided in `_read_all` when a figure needs it
+        # Only "billion" reads otherwise on the long scale: a text without it (nor a table, whose headers may say
+        # it) need not be judged.
+        rows = any(block.kind is BlockKind.TABLE_ROW for block in self.layout.blocks)
+        says_billion = any(word in self.text for word in LONG_SCALE_BILLIONS)
+        self.short_scale = not long_scale(self.text) if rows or says_billion else True
         self.languages = number_word_languages(self.masked)
         self._said: str | None = None  # what the calls and results say, casefolded, read on first need
         self.dates, self.figures = self._read_all()
@@ -125,6 +132,8 @@ class _Checker:
         text = mask(read, [(d.start, d.end) for d in dates], 0, None) if dates else read
         rows = [block for block in self.layout.blocks if block.kind is BlockKind.TABLE_ROW]
         prose = mask(text, [(row.start, row.end) for row in rows], 0, None) if rows else text
+        if rows or reads_by_mark(prose):
+            self.mark = decimal_mark(self.text)
         figures = read_figures(prose, mark=self.mark, trillion_is_billion=self.short_scale)
         for row in rows:
             body = text[row.start : row.end]
@@ -208,7 +217,7 @@ class _Checker:
             return
         names = [name for names in self.identities.values() for name in names]
         known = known_names(self.known.question, [_said(s) for s in self.sources], names)
-        german = self.languages[:1] == ["de"]
+        unknown = UnknownNames(self.bare, known, german=self.languages[:1] == ["de"])
         seen: set[tuple[int, int]] = set()
         for mention in checked:
             start, end = self._entity_span(mention)
@@ -216,7 +225,7 @@ class _Checker:
                 continue
             seen.add((start, end))
             sentence = self.layout.sentences[mention.sentence].start
-            for at, _, name in unknown_names(self.bare, start, end, known, german=german, sentence=sentence):
+            for at, _, name in unknown.within(start, end, sentence):
                 if len(name) <= MAX_UNIT_CHARS and self._follows_figure(at):
                     continue  # "412 Go", "3 TB", "40 kWh": a unit nobody listed, not a name
                 mention.grounded, mention.wrong_entity = None, True
@@ -238,8 +247,13 @@ class _Checker:
 
     def _in_a_name(self, figure: Figure) -> bool:
         """ "le chargeur 65 W", "Écran 27 pouces": a number that is part of a name a result gives is no figure."""
+        if figure.unit is not None or not figure.number.isdigit():
+            return False
+        before = self.masked[max(0, figure.start - 2) : figure.start]
+        if not before.endswith(" ") and before != " \n":  # ("$" also matches before a last newline)
+            return False  # no space right before it (most figures): `_WORD_BEFORE` cannot match
         word = _WORD_BEFORE.search(self.masked, max(0, figure.start - 24), figure.start)
-        if word is None or figure.unit is not None or not figure.number.isdigit():
+        if word is None:
             return False
         if self._said is None:
             self._said = "\n".join(_said(source) for source in self.sources).casefold()
@@ -285,21 +299,20 @@ class _Checker:
         attachments = self._attachments()
         result.attachments = attachments
         result.answer = attached(self.answer, attachments)
+        ordered = sorted(attachments, key=lambda a: a.at)
+        points = [a.at for a in ordered]
         for sentence in result.sentences:
-            inside = [a for a in attachments if sentence.start <= a.at <= sentence.end]
+            inside = ordered[bisect_left(points, sentence.start) : bisect_right(points, sentence.end)]
             raw = self.answer[sentence.start : sentence.end]
             lead = len(raw) - len(raw.lstrip())
             shifted = [Attachment(a.at - sentence.start - lead, a.marker) for a in inside]
             sentence.shown = attached(sentence.text, shifted).strip() if shifted else sentence.text
         cited = [s for sentence in result.sentences for s in sentence.cited]
-        cited += [
-            s
-            for m in self.mentions
-            if m.grounded is not None
-            for tag in m.grounded.sources
-            for s in self.sources
-            if s.tag == tag
-        ]
+        by_tag: dict[str, list[Source]] = {}
+        for source in self.sources:
+            by_tag.setdefault(source.tag, []).append(source)
+        grounded = [m.grounded for m in self.mentions if m.grounded is not None]
+        cited += [s for figure in grounded for tag in figure.sources for s in by_tag.get(tag, ())]
         cited += [earlier for source in list(cited) for earlier in self.inputs.get(source.number, ())]
         result.cited = _unique(cited)
         if self.sources and not result.cited:

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 
 from agent.grounding.language import SOURCE_LABELS
 from agent.grounding.names import NameIndex, identity_of
@@ -28,6 +29,7 @@ from agent.source import Source
 
 _NUMBERS = r"\d{1,4}(?:\s*[,，、]\s*\d{1,4})*"
 _TAG = re.compile(rf"\[({_NUMBERS})\]|【({_NUMBERS})】")
+_TAG_SEPARATOR = re.compile(r"\s*[,，、]\s*")  # "[1, 2]", "【1、2】"
 _TAG_RUN = re.compile(rf"(?:\[{_NUMBERS}\]|【{_NUMBERS}】)(?:[\s,，]*(?:\[{_NUMBERS}\]|【{_NUMBERS}】))*")
 _FOOTNOTE_REF = re.compile(r"\[\^([^\]\s]{1,16})\](?!:)")
 _FOOTNOTE_LABEL = re.compile(r"\s*\[\^[^\]\s]{1,16}\]:")
@@ -60,9 +62,15 @@ class Citations:
 
     cites: list[Cite]
     problems: list[str]
+    _by_sentence: dict[int, list[Cite]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._by_sentence = {}
+        for cite in self.cites:  # each sentence is asked for its own and its neighbours'
+            self._by_sentence.setdefault(cite.sentence, []).append(cite)
 
     def in_sentence(self, index: int) -> list[Cite]:
-        return [cite for cite in self.cites if cite.sentence == index]
+        return list(self._by_sentence.get(index, ()))
 
 
 def read_citations(text: str, layout: Layout, sources: Sequence[Source]) -> Citations:
@@ -74,7 +82,7 @@ def read_citations(text: str, layout: Layout, sources: Sequence[Source]) -> Cita
     footnotes = {
         block.label: text[block.start : block.end] for block in layout.blocks if block.kind is BlockKind.FOOTNOTE
     }
-    tools = _tool_pattern(by_tool)
+    tools = _tool_pattern(tuple(by_tool))
     cites: list[Cite] = []
     problems: list[str] = []
     for number, sentence in enumerate(layout.sentences):
@@ -85,12 +93,15 @@ def read_citations(text: str, layout: Layout, sources: Sequence[Source]) -> Cita
             label = _FOOTNOTE_LABEL.match(segment)
             if label is not None:
                 cites.append(Cite(sentence.start, sentence.start + label.end(), (), False, number))
-        for match in _TAG_RUN.finditer(segment):
+        # Each kind of citation has a mark without which it is not there: most sentences are done at a glance.
+        tags = _TAG_RUN.finditer(segment) if "[" in segment or "【" in segment else ()
+        for match in tags:
             cited = _tagged(match.group(0), by_number, problems)
             start, end = sentence.start + match.start(), sentence.start + match.end()
             closes = block.kind is BlockKind.PROSE and bool(_BLOCK_TAIL.match(text[end : block.end]))
             cites.append(Cite(start, end, tuple(cited), True, number, closes, whole_answer))
-        for match in _FOOTNOTE_REF.finditer(segment):  # a definition's own label ("[^1]:") is not a reference
+        references = _FOOTNOTE_REF.finditer(segment) if "[^" in segment else ()
+        for match in references:  # a definition's own label ("[^1]:") is not a reference
             cited, exact = _footnote(match.group(1), footnotes, by_number, by_tool, tools)
             start, end = sentence.start + match.start(), sentence.start + match.end()
             closes = block.kind is BlockKind.PROSE and bool(_BLOCK_TAIL.match(text[end : block.end]))
@@ -105,7 +116,8 @@ def read_citations(text: str, layout: Layout, sources: Sequence[Source]) -> Cita
                     cited, end = _qualified(text, end, sentence.end, named)
                 start, end = _enclosing(text, start, end, sentence.start, sentence.end)
                 cites.append(Cite(start, end, tuple(cited), False, number, False, whole_answer))
-        for match in _LABELLED.finditer(segment):
+        labelled = _LABELLED.finditer(segment) if "(" in segment or "（" in segment else ()
+        for match in labelled:
             name = match.group(1).casefold()
             if name not in by_tool:
                 start, end = sentence.start + match.start(), sentence.start + match.end()
@@ -114,17 +126,19 @@ def read_citations(text: str, layout: Layout, sources: Sequence[Source]) -> Cita
     return Citations(sorted(cites, key=lambda c: c.start), list(dict.fromkeys(problems)))
 
 
-def _tool_pattern(by_tool: dict[str, list[Source]]) -> re.Pattern[str] | None:
-    if not by_tool:
+@lru_cache(maxsize=64)
+def _tool_pattern(tools: tuple[str, ...]) -> re.Pattern[str] | None:
+    """Where the text names one of `tools` (a run's tools, the same for each of its drafts)."""
+    if not tools:
         return None
-    names = "|".join(re.escape(name) for name in sorted(by_tool, key=len, reverse=True))
+    names = "|".join(re.escape(name) for name in sorted(tools, key=len, reverse=True))
     return re.compile(rf"(?<![\w-])(?:{names})(?![\w-])", re.IGNORECASE)
 
 
 def _tagged(group: str, by_number: dict[int, Source], problems: list[str]) -> list[Source]:
     cited: list[Source] = []
     for tag in _TAG.finditer(group):
-        for number in re.split(r"\s*[,，、]\s*", tag.group(1) or tag.group(2)):
+        for number in _TAG_SEPARATOR.split(tag.group(1) or tag.group(2)):
             source = by_number.get(int(number))
             if source is None:
                 problems.append(f"[{int(number)}] is not the tag of any successful tool result")

@@ -17,7 +17,9 @@ from functools import cache
 from agent.grounding.language import MONTH_LOCALES, QUARTER_ORDINALS, QUARTER_WORDS, ZONES, letter_words
 
 _ANY_DIGIT = re.compile(r"\d")
-_NUMERIC_DATE = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{2,4}|\d{4}-\d{2}|\d\s*[年월月]|\d/\d")
+# "30.11.2026", "2026-11", "11月", "3/7": every form opens with a digit, written once so that the search skips to
+# the digits (an alternation of forms is tried at every character).
+_NUMERIC_DATE = re.compile(r"\d(?:\d{0,3}[-/.]\d{1,2}[-/.]\d{2,4}|\d{3}-\d{2}|\s*[年월月]|/\d)")
 _TIME_GATE = re.compile(
     r"\d:\d\d|\d\s*(?:Uhr|uur|o'clock|heures)|\d\s*[ap]\.?\s?m\b|\d\s*[时時点點시]|\d\s?h\s?\d\d", re.IGNORECASE
 )
@@ -262,7 +264,15 @@ def _range_ends(text: str, found: list[WrittenDate], taken: list[tuple[int, int]
     return ends
 
 
-_QUARTER_GATE = re.compile(r"[QT][1-4]|[1-4]Q|분기|四半期|季度|" + "|".join(QUARTER_WORDS), re.IGNORECASE)
+# "Q3", "3Q", "3분기", "四半期", "季度", "quarter" …: whether a text can name a quarter at all. Its first character is
+# read as one class (what each form opens with, in either case; "\u212a" is the Kelvin sign, a "k" to
+# IGNORECASE), so that the search skips to those characters; the rest of each form is checked from there.
+_QUARTER_OPENINGS = "".join(sorted({case for word in QUARTER_WORDS for case in (word[0].lower(), word[0].upper())}))
+_QUARTER_GATE = re.compile(
+    f"[QqTt1-4분四季{_QUARTER_OPENINGS}\u212a](?:(?<=[QqTt])[1-4]|(?<=[1-4])[Qq]|(?<=분)기|(?<=四)半期|(?<=季)度|(?i:"
+    + "|".join(f"(?<={word[0]}){word[1:]}" for word in QUARTER_WORDS)
+    + "))"
+)
 _YEAR_PART = r"(?P<year>\d{4}|'\d{2}|(?<=[QT][1-4][ /-])\d{2}|(?<=[1-4]Q)\d{2})"
 _QUARTER_ORDINAL = "|".join(sorted(QUARTER_ORDINALS, key=len, reverse=True))
 _QUARTERS = (

@@ -72,12 +72,16 @@ def find_derivation(
     return None
 
 
+# Read for every figure against every value: `Enum.MEMBER` costs a class lookup each time in Python 3.11.
+_AT_LEAST, _AT_MOST = Approximation.AT_LEAST, Approximation.AT_MOST
+
+
 def interval(reading: Reading, approximation: Approximation) -> tuple[Decimal, Decimal]:
     """The closed hull of the values that, written as shown, give this reading (see `_inside` for edges)."""
     value, step = reading.value, reading.precision
-    if approximation is Approximation.AT_LEAST:
+    if approximation is _AT_LEAST:
         return value, value + step
-    if approximation is Approximation.AT_MOST:
+    if approximation is _AT_MOST:
         return value - step, value
     if value >= 0:
         return value - step / 2, value + step
@@ -87,9 +91,9 @@ def interval(reading: Reading, approximation: Approximation) -> tuple[Decimal, D
 def inside(value: Decimal, reading: Reading, approximation: Approximation) -> bool:
     """Rounded (half up or half even) or truncated to the shown digit gives the figure; bounds hold."""
     shown, step = reading.value, reading.precision
-    if approximation is Approximation.AT_LEAST:
+    if approximation is _AT_LEAST:
         return shown <= value < shown + step
-    if approximation is Approximation.AT_MOST:
+    if approximation is _AT_MOST:
         return shown - step < value <= shown
     if shown < 0:  # the mirror image: −5 is −5.99 truncated or −4.5 rounded, never −6
         return shown - step < value <= shown + step / 2

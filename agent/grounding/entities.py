@@ -21,8 +21,9 @@ from agent.grounding.language import CJK_ORGANISATION_SUFFIXES, NOT_NAMES, ORGAN
 from agent.grounding.names import NamedText, has_cjk
 
 _LATIN = r"[A-Za-zÀ-ÖØ-öø-ÿ0-9&'’.-]"  # a name's letters in Latin scripts (a CJK word after it is not its part)
+# Its capital first, then what may not stand before it (looked at behind both): see `openings`.
 _CAPITALISED = re.compile(
-    rf"(?<![\w&'’.-])(?:[A-ZÀ-ÖØ-Þ]{_LATIN}*)(?:[ \t]+(?:[A-ZÀ-ÖØ-Þ&]{_LATIN}*|of|de|von|van|der|la|le|du))*"
+    rf"[A-ZÀ-ÖØ-Þ](?<![\w&'’.-].){_LATIN}*(?:[ \t]+(?:[A-ZÀ-ÖØ-Þ&]{_LATIN}*|of|de|von|van|der|la|le|du))*"
     rf"(?:[ \t]+[A-ZÀ-ÖØ-Þ]{_LATIN}*)?"
 )
 _ELIDED = re.compile(r"^(?:[LlDdJjSsNnCcMmTt]|[Dd]ell|[Aa]ll|[Nn]ell|[Ss]ull|[Dd]all|[Qq]u|[Ll]orsqu)['’](?=\w)")
@@ -39,7 +40,11 @@ class Known:
     def __init__(self, question: str, texts: Sequence[str], names: Sequence[str]) -> None:
         self._parts = [question, *texts]
         self.cjk_names = tuple(
-            dict.fromkeys(name for name in names if len(name) >= MIN_CJK_NAME and _CJK_RUN.fullmatch(name))
+            dict.fromkeys(
+                name
+                for name in names
+                if len(name) >= MIN_CJK_NAME and not name[0].isascii() and _CJK_RUN.fullmatch(name)
+            )
         )
 
     @cached_property
@@ -53,25 +58,43 @@ def known_names(question: str, texts: Sequence[str], names: Sequence[str]) -> Kn
     return Known(question, texts, names)
 
 
-def unknown_names(
-    text: str, start: int, end: int, known: Known, *, german: bool, sentence: int = 0
-) -> Iterator[tuple[int, int, str]]:
-    """The names in `text[start:end]` (a clause of the sentence starting at `sentence`) that nothing the run saw
-    names: (start, end, name)."""
-    clause = text[start:end]
-    for match in _CAPITALISED.finditer(clause):
-        name = _trimmed(match.group(0))
-        if not name or not _may_be_name(name, german=german):
-            continue
-        at = start + match.start() + match.group(0).find(name)
-        opening = " " not in name and _opens(text[sentence:at])
-        if opening or _labels(text, at + len(name), sentence, at):
-            continue  # "Revenue grew …": a sentence's first word is capitalised whatever it is
-        if not _known(name, known):
-            yield at, at + len(name), name
-    if has_cjk(clause):
-        for run_start, name in _near_misses(clause, known):
-            yield start + run_start, start + run_start + len(name), name
+class UnknownNames:
+    """The names in one answer that nothing the run saw names, asked span by span. The spans of a sentence's
+    figures overlap (a figure's clause, and the clause before it), so each capitalised run is judged once."""
+
+    def __init__(self, text: str, known: Known, *, german: bool) -> None:
+        self._text = text
+        self._known = known
+        self._german = german
+        self._judged: dict[tuple[int, str, int], tuple[int, int, str] | None] = {}
+        self._cjk = has_cjk(text)  # no clause of a text without CJK has a CJK name to miss
+
+    def within(self, start: int, end: int, sentence: int = 0) -> Iterator[tuple[int, int, str]]:
+        """The unknown names in `text[start:end]` (a clause of the sentence starting at `sentence`):
+        (start, end, name)."""
+        text = self._text
+        clause = text[start:end]
+        for match in _CAPITALISED.finditer(clause):
+            key = (start + match.start(), match.group(0), sentence)
+            if key not in self._judged:
+                self._judged[key] = self._judge(key[0], key[1], sentence)
+            found = self._judged[key]
+            if found is not None:
+                yield found
+        if self._cjk and has_cjk(clause):
+            for run_start, name in _near_misses(clause, self._known):
+                yield start + run_start, start + run_start + len(name), name
+
+    def _judge(self, begin: int, words: str, sentence: int) -> tuple[int, int, str] | None:
+        """The name a run of capitalised words at `begin` gives, if it is one nothing the run saw names."""
+        name = _trimmed(words)
+        if not name or not _may_be_name(name, german=self._german):
+            return None
+        at = begin + words.find(name)
+        opening = " " not in name and _opens(self._text[sentence:at])
+        if opening or _labels(self._text, at + len(name), sentence, at):
+            return None  # "Revenue grew …": a sentence's first word is capitalised whatever it is
+        return None if _known(name, self._known) else (at, at + len(name), name)
 
 
 def _trimmed(words: str) -> str:
@@ -81,7 +104,9 @@ def _trimmed(words: str) -> str:
         parts.pop(0)
     while parts and parts[-1].casefold() in ("of", "de", "von", "van", "der", "la", "le", "du"):
         parts.pop()
-    name = _ELIDED.sub("", " ".join(parts))  # "L'Hotel Navigli", "dell'Azienda": the article is no part of it
+    name = " ".join(parts)
+    if "'" in name or "’" in name:
+        name = _ELIDED.sub("", name)  # "L'Hotel Navigli", "dell'Azienda": the article is no part of it
     if name[:1].islower():
         return ""  # "L'équipe": a common noun after its article
     name = name.rstrip(".,:;!?")  # "half of Denver's."

@@ -28,6 +28,8 @@ _DIGIT_RUNS = re.compile(r"\d+")
 _WINDOW = re.compile(r"^\s*(\d{1,4})\s*([dhwDHW]|min)\s*$")
 MAX_LEAVES = 2000  # values looked at per result: the shown observation is small, this bounds odd shapes
 _HUNDRED = Decimal(100)
+# Read for every figure against every value: `Enum.MEMBER` costs a class lookup each time in Python 3.11.
+_CURRENCY, _PERCENT, _AS_FRACTION = Family.CURRENCY, Family.PERCENT, GroundingRule.PERCENT
 _EPSILON = 1e-9
 
 
@@ -61,8 +63,9 @@ class _Sorted:
         self.units = frozenset(fact.unit for fact in facts if fact.unit is not None)
 
     def between(self, low: Decimal, high: Decimal) -> tuple[Fact, ...]:
-        start = bisect.bisect_left(self.keys, float(low) - _EPSILON * max(1.0, abs(float(low))))
-        stop = bisect.bisect_right(self.keys, float(high) + _EPSILON * max(1.0, abs(float(high))))
+        lowest, highest = float(low), float(high)
+        start = bisect.bisect_left(self.keys, lowest - _EPSILON * max(1.0, abs(lowest)))
+        stop = bisect.bisect_right(self.keys, highest + _EPSILON * max(1.0, abs(highest)))
         return self.facts[start:stop]
 
 
@@ -142,7 +145,7 @@ def _find(facts: _Sorted, reading: Reading, approximation: Approximation) -> Fac
         if _units_allow(reading.unit, fact) and inside(fact.value, reading, approximation):
             return fact
     unit = reading.unit
-    if unit is None or unit.family in (Family.CURRENCY, Family.PERCENT) or unit.code == "°":
+    if unit is None or unit.family in (_CURRENCY, _PERCENT) or unit.code == "°":
         return None
     for other in facts.units:
         if other.family is not unit.family or other == unit or other.code == "°":
@@ -232,8 +235,8 @@ def _text_facts(key: str, text: str) -> Iterator[Fact]:
 
 def _units_allow(unit: Unit | None, fact: Fact) -> bool:
     """A percentage counts only for a percentage; otherwise units must not contradict each other."""
-    if fact.rule is GroundingRule.PERCENT and fact.unit is not None:
-        return unit is not None and unit.family is Family.PERCENT
+    if fact.rule is _AS_FRACTION and fact.unit is not None:
+        return unit is not None and unit.family is _PERCENT
     if unit is not None and fact.unit is not None and unit != fact.unit and "°" not in (unit.code, fact.unit.code):
         return False  # 28 °F is not 28 °C, 183 s not 183 ms: another unit of a kind is reached by converting
     return compatible(unit, fact.unit)

@@ -24,6 +24,7 @@ from agent.grounding.language import (
     LONG_SCALE_BILLIONS,
     LONG_SCALE_ONLY,
     PER,
+    PER_OPENINGS,
     SCALE_WORDS,
     SCALES_BEFORE_CURRENCY,
     decimal_mark_by_words,
@@ -63,7 +64,8 @@ _CJK_COMPOUND = re.compile(
     rf"(?:(?P<t>{_PART})[兆조]{_NEXT})?(?:(?P<y>{_PART})[億亿억]{_NEXT})?(?:(?P<w>{_PART})[万萬만]{_NEXT})?"
     rf"(?P<rest>{_SMALL}|\d+)?"
 )
-_CJK_SCALE = re.compile(r"[\d千百천백][兆億亿万萬조억만]")
+_CJK_SCALES = "兆億亿万萬조억만"
+_CJK_SCALE = re.compile(rf"[\d千百천백][{_CJK_SCALES}]")
 _DIGIT_FRACTION = re.compile(r"(?<![\d.,])(\d{1,3})\s*分[之の]\s*(\d{1,3})(?![\d.,])")
 FRACTION_PRECISION = Decimal("0.01")  # "two thirds", "三分の二" is 66–67 %
 _COMPOUND_SCALES = {"t": Decimal(10) ** 12, "y": Decimal(10) ** 8, "w": Decimal(10) ** 4}
@@ -96,7 +98,13 @@ _SCALE_BEFORE_CURRENCY = re.compile(
     + "|".join(sorted(SCALES_BEFORE_CURRENCY, key=len, reverse=True))
     + r")\.?(?=[ \u00a0\u202f]?(?:[€$£¥]|(?:EUR|USD|GBP|CHF|JPY|CNY)(?![A-Za-z])))"
 )
+# The characters the two patterns above can open with (`_scale` tries a pattern only after one of them).
+_GLUED_FIRST = frozenset(word[0] for word in GLUED_SCALES)
+_BEFORE_CURRENCY_FIRST = frozenset(word[0] for word in SCALES_BEFORE_CURRENCY)
+_SPACES = frozenset(" \u00a0\u202f\u2009")  # the optional space before a scale and its currency
+_UNSCALED = Decimal(1)
 _GLUED_DEGREES = re.compile(r"[CF](?![\w°])")
+_DEGREE_LETTERS = frozenset("CF")
 _DURATION_JOIN = re.compile(r"\s*(?:and|und|et|e|y|en|i|,)?\s*")
 _PERCENT_PREFIX = re.compile(r"百分之\s*$")
 
@@ -123,6 +131,9 @@ _BEFORE = re.compile(
 )
 
 
+_LONGEST_BEFORE = max(len(word) for words in _APPROXIMATIONS.values() for word in words)
+# Read for every figure: `Enum.MEMBER` costs a class lookup each time in Python 3.11.
+_EXACT, _PERCENT, _CURRENCY = Approximation.EXACT, Family.PERCENT, Family.CURRENCY
 _AFTER_FIRST = frozenset(word[0] for words in _APPROXIMATIONS_AFTER.values() for word in words)
 _LAST_WORDS = frozenset(w.split()[-1].casefold() for words in _APPROXIMATIONS.values() for w in words)
 _CJK_LAST = tuple(w for words in _APPROXIMATIONS.values() for w in words if not w.isascii())
@@ -172,8 +183,14 @@ def normalise_digits(text: str) -> str:
 
 # --- which mark is the decimal one ---------------------------------------------------------------------
 
-_DECISIVE = re.compile(r"(?<![\d.,])\d[\d.,]*[.,]\d+")
+_DECISIVE = re.compile(r"\d(?<![\d.,]\d)[\d.,]*[.,]\d+")  # a digit first, none of "\d.," before it: see `openings`
 _AMBIGUOUS = re.compile(r"\d[.,]\d{3}(?!\d)")
+
+
+def reads_by_mark(text: str) -> bool:
+    """Can a figure of `text` read otherwise by the text's decimal mark? Only three digits grouped after a point
+    or a comma can ("1.200", "3,017"): most texts need no mark decided."""
+    return _AMBIGUOUS.search(text) is not None
 
 
 def decimal_mark(text: str) -> str | None:
@@ -209,34 +226,35 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
     if not _ANY_DIGIT.search(text):
         return []
     percent_words = "百分之" in text
-    figures = [_compound(match, text) for match in _CJK_COMPOUND.finditer(text)] if _CJK_SCALE.search(text) else []
+    # A scale after digits ("1.2亿", "564万") is rare: its characters are looked for before the pattern runs.
+    scaled = any(scale in text for scale in _CJK_SCALES) and _CJK_SCALE.search(text) is not None
+    figures = [_compound(match, text) for match in _CJK_COMPOUND.finditer(text)] if scaled else []
     if "分" in text:  # "4分の3", "3分之2": a fraction in digits, the denominator first
         figures += [_digit_fraction(match, text) for match in _DIGIT_FRACTION.finditer(text)]
     taken = [(f.start, f.end) for f in figures]
     rate_per: Unit | None = None
     read_to = 0
     for match in _NUMBER.finditer(text):
-        end = match.end()
-        if taken and any(start <= match.start() < stop for start, stop in taken):
+        start, end = match.span()
+        number = match.group(0)
+        if taken and any(begin <= start < stop for begin, stop in taken):
             continue
-        if match.start() < read_to:
+        if start < read_to:
             continue  # the "1" of "0,918 € pour 1 USD": part of the figure before
         following = text[end : end + 3]
         if following[:1] in (".", ",") and following[1:2].isdigit():
             continue  # 1.2.3, 10.0.0.1: a version or an address
         if following[:2] in ("st", "nd", "rd", "th") and not following[2:3].isalpha():
             continue  # 1st, 2nd: an ordinal
-        if match.group(0) == "1" and _PER_ONE.match(text, end):
+        if number == "1" and _PER_ONE.match(text, end):
             continue
-        base = _rate_base(text, end) if match.group(0) == "1" else None
+        base = _rate_base(text, end) if number == "1" else None
         if base is not None:
             rate_per = base  # the next figure is counted per one of it: "1 USD = 0,92 €" is 0,92 € per USD
             continue
-        if end - match.start() > MAX_FIGURE_CHARS:
+        if end - start > MAX_FIGURE_CHARS:
             continue  # a 40-digit run is an identifier or a hash, not a quantity anyone states
-        if text[match.start() - 1 : match.start()] == "-" and _IDENTIFIER.search(
-            text, max(0, match.start() - 24), match.start()
-        ):
+        if text[start - 1 : start] == "-" and _IDENTIFIER.search(text, max(0, start - 24), start):
             continue  # FAC-2026-131, INC-2026-0042: the tail of an identifier
         mantissas = _mantissas(match, mark)
         if not mantissas:
@@ -246,32 +264,32 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
         unit, used = unit_after(text[end : end + 24])
         if unit is not None and _glued_letters(text, end, used):
             unit, used = None, 0  # "5G", "3D": not a unit
-        elif unit is None and _GLUED_DEGREES.match(text, end):
+        elif unit is None and text[end : end + 1] in _DEGREE_LETTERS and _GLUED_DEGREES.match(text, end):
             unit, used = UNITS[f"°{text[end]}"], 1  # "31C", "88F": how terse answers write temperatures
         elif unit is None and end < len(text) and text[end].isascii() and text[end].isalpha():
             continue  # "2FA", "4K" without a scale: a name, not a quantity
-        if percent_words and _PERCENT_PREFIX.search(text[max(0, match.start() - 6) : match.start()]):
+        if percent_words and _PERCENT_PREFIX.search(text[max(0, start - 6) : start]):
             unit = UNITS["%"]
         end += used
-        if unit is None and match.start() > 0:
-            unit = unit_before(text[max(0, match.start() - 4) : match.start()])
+        if unit is None and start > 0:
+            unit = unit_before(text[max(0, start - 4) : start])
         per, end = _per(text, end) if unit is not None else (None, end)
-        if per is None and unit is not None and unit.family is Family.CURRENCY:
-            per = rate_per or _per_before(text, match.start())
+        if per is None and unit is not None and unit.family is _CURRENCY:
+            per = rate_per or _per_before(text, start)
             per = per if per != unit else None
         rate_per = None
-        approximation = _approximation(text, match.start(), end)
+        approximation = _approximation(text, start, end)
         readings = _readings(mantissas, scale, unit, negative, approximation)
         figures.append(
             Figure(
-                text=text[match.start() : end].strip(),
-                start=match.start(),
-                end=end,
-                readings=readings,
-                approximation=approximation,
-                percent=unit is not None and unit.family is Family.PERCENT,
-                number=match.group(0),
-                per=per,
+                text[start:end].strip(),
+                start,
+                end,
+                readings,
+                approximation,
+                unit is not None and unit.family is _PERCENT,
+                number,
+                per,
             )
         )
         read_to = end
@@ -279,13 +297,15 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
 
 
 _ONE = re.compile(r"1\s?(?=[^\d\s.,])")
+
 _PER_BEFORE = re.compile(r"([^\W\d_]{1,3})당\s*$")  # "달러당 1,385원": per dollar
 
 
 def _per_before(text: str, start: int) -> Unit | None:
-    found = _PER_BEFORE.search(text, max(0, start - 8), start)
+    window = max(0, start - 8)
+    found = _PER_BEFORE.search(text, window, start) if "당" in text[window:start] else None
     unit = unit_after(found.group(1))[0] if found else None
-    return unit if unit is not None and unit.family is Family.CURRENCY else None
+    return unit if unit is not None and unit.family is _CURRENCY else None
 
 
 def _rate_base(text: str, end: int) -> Unit | None:
@@ -330,7 +350,11 @@ def _smaller_part(last: Figure, figure: Figure, text: str) -> Unit | None:
 
 def _per(text: str, end: int) -> tuple[Unit | None, int]:
     """ "… USD per EUR", "… €/kg": the unit a rate is counted per, and where it ends."""
-    joint = PER.match(text, end)
+    at = end
+    while at < len(text) and text[at].isspace():
+        at += 1
+    # Most figures end a clause or meet a word no rate is written with: `PER` runs only where it can start.
+    joint = PER.match(text, end) if text[at : at + 1].casefold() in PER_OPENINGS else None
     if joint is None:
         return None, end
     after = joint.end()
@@ -355,7 +379,7 @@ def word_figure(
     end += used
     approximation = _approximation(text, start, end)
     readings = [Reading(value, precision, unit)]
-    percent = unit is not None and unit.family is Family.PERCENT
+    percent = unit is not None and unit.family is _PERCENT
     if percent:
         readings.append(Reading(value / 100, precision / 100, None))
     return Figure(text[start:end].strip(), start, end, tuple(readings), approximation, percent, words)
@@ -443,13 +467,16 @@ def _decimal(whole: str, frac: str | None) -> list[tuple[Decimal, int]]:
 
 
 def _scale(text: str, end: int, mantissas: list[tuple[Decimal, int]], english: bool) -> tuple[Decimal, int]:
-    glued = _GLUED_SCALE.match(text, end)
+    # Most figures have no scale: the first characters after them rule out each pattern before it runs.
+    first, second = text[end : end + 1], text[end + 1 : end + 2]
+    glued = _GLUED_SCALE.match(text, end) if first in _GLUED_FIRST else None
     if glued is not None:
         word = glued.group(1)
         currency = bool(re.search(r"[$€£¥]\s?[\d.,]*$", text[max(0, end - 16) : end]))
         if word != "m" or currency:
             return _GLUED_SCALES[word], glued.end()
-    before_currency = _SCALE_BEFORE_CURRENCY.match(text, end)
+    opens = first in _BEFORE_CURRENCY_FIRST or (first in _SPACES and second in _BEFORE_CURRENCY_FIRST)
+    before_currency = _SCALE_BEFORE_CURRENCY.match(text, end) if opens else None
     if before_currency is not None:
         return _TEN ** SCALES_BEFORE_CURRENCY[before_currency.group(1)], before_currency.end()
     spaced = text[end : end + 16]
@@ -457,7 +484,7 @@ def _scale(text: str, end: int, mantissas: list[tuple[Decimal, int]], english: b
     pattern = _SCALE_WORDS.get(stripped[:1])
     match = pattern.match(stripped) if pattern is not None else None
     if match is None:
-        return Decimal(1), end
+        return _UNSCALED, end
     word = match.group(0)
     scale = _SCALE_VALUES[word]
     if word in LONG_SCALE_ONLY or (word in LONG_SCALE_BILLIONS and not english):
@@ -478,7 +505,8 @@ def _approximation(text: str, start: int, end: int) -> Approximation:
     last = before.rsplit(None, 1)[-1].casefold() if before else ""
     # Most figures follow no approximation word: one set lookup decides before any pattern runs.
     if last in _LAST_WORDS or last.endswith(_CJK_LAST):
-        match = _BEFORE.search(before)
+        # The words end where `before` ends: no match starts earlier than the longest word and its boundary.
+        match = _BEFORE.search(before, max(0, len(before) - _LONGEST_BEFORE - 1))
         if match is not None:
             return Approximation[match.lastgroup or "EXACT"]
     after = text[end : end + 4].lstrip()
@@ -497,7 +525,7 @@ def _readings(
     approximation: Approximation,
 ) -> tuple[Reading, ...]:
     readings: list[Reading] = []
-    percent = unit is not None and unit.family is Family.PERCENT
+    percent = unit is not None and unit.family is _PERCENT
     for mantissa, decimals in mantissas:
         value = -mantissa if negative else mantissa
         step = _precision(mantissa, decimals, approximation)
@@ -509,11 +537,14 @@ def _readings(
     return tuple(readings)
 
 
+_DECIMAL_STEPS = tuple(Decimal(1).scaleb(-decimals) for decimals in range(12))  # 0.1, 0.01, …: made once
+
+
 def _precision(mantissa: Decimal, decimals: int, approximation: Approximation) -> Decimal:
     """The unit of the last digit that carries meaning: shown digits, or significant ones when approximate."""
     if decimals:
-        return Decimal(1).scaleb(-decimals)
-    if approximation is Approximation.EXACT or mantissa == 0:
+        return _DECIMAL_STEPS[decimals] if decimals < len(_DECIMAL_STEPS) else Decimal(1).scaleb(-decimals)
+    if approximation is _EXACT or mantissa == 0:
         return Decimal(1)
     digits = mantissa.as_tuple().digits
     zeros = len(digits) - len("".join(map(str, digits)).rstrip("0"))

@@ -331,7 +331,9 @@ UNIT_WORDS: dict[str, str] = {
     "krw": "KRW", "원": "KRW", "won": "KRW", "달러": "USD", "유로": "EUR", "위안": "CNY",
 }  # fmt: skip
 # "1.0832 USD per EUR", "12 € pro Stück": the unit a rate is counted per.
-PER = re.compile(r"\s*(?:per|pro|je|par|pour|por|each|a|à|al|la|an|a la|/)\s+|\s*/\s*", re.IGNORECASE)
+_PER_WORDS = ("per", "pro", "je", "par", "pour", "por", "each", "a", "à", "al", "la", "an", "a la", "/")
+PER = re.compile(r"\s*(?:" + "|".join(_PER_WORDS) + r")\s+|\s*/\s*", re.IGNORECASE)
+PER_OPENINGS = frozenset(word[0] for word in _PER_WORDS)  # what it can start with after its spaces
 
 # --- dates -------------------------------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
 
@@ -42,6 +42,14 @@ class Mention:
     contradicts: str = ""  # what its result says against its words ("rose (growth_pct: 3.2)"), said as it fell
     weekday: str = ""  # the day of the week its date falls on, when its words give it another
     parley: bool = False  # Parley found its result (the answer's tags did not name it)
+    # Where it stands in the answer, and as written: asked for by every rule, so kept rather than looked up.
+    start: int = field(init=False)
+    end: int = field(init=False)
+    text: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        item = self.item
+        self.start, self.end, self.text = item.start, item.end, item.text
 
     @property
     def refuted(self) -> bool:
@@ -54,19 +62,6 @@ class Mention:
         item = self.figure if self.figure is not None else self.written
         assert item is not None
         return item
-
-    @property
-    def text(self) -> str:
-        return self.item.text
-
-    @property
-    def start(self) -> int:
-        """Where it stands in the answer."""
-        return self.item.start
-
-    @property
-    def end(self) -> int:
-        return self.item.end
 
     @property
     def operand(self) -> Operand | None:

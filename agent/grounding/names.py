@@ -143,7 +143,9 @@ class NameIndex:
             return []
         spans: list[tuple[int, int]] = []
         at = self._lowered.find(wanted)
-        bounded = _LATIN_NAME.match(wanted) is not None and not has_cjk(wanted)
+        if at < 0:
+            return spans
+        bounded = _bounded(wanted)
         while at >= 0:
             end = at + len(wanted)
             if not bounded or (not _word_char(self._lowered, at - 1) and not _word_char(self._lowered, end)):
@@ -178,6 +180,12 @@ class NameIndex:
                     self._by_token.setdefault(token, []).append(len(self._tokens))
                     self._tokens.append((token, match.start(), match.end()))
         return self._tokens
+
+
+@lru_cache(maxsize=4096)
+def _bounded(name: str) -> bool:
+    """Is `name` written in a script whose words their boundaries delimit (not CJK)?"""
+    return _LATIN_NAME.match(name) is not None and not has_cjk(name)
 
 
 def _word_char(text: str, at: int) -> bool:

@@ -21,10 +21,12 @@ from enum import StrEnum
 
 from agent.grounding.dates import month_number
 from agent.grounding.language import ABBREVIATIONS, CLAUSE_JOINS, ORDINAL_NOUNS, SOURCE_LABELS
+from agent.grounding.openings import opened_by
 
 _LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+>#•·]+[ \t]*|\*\*)*\d{1,2}[.)、](?:\*\*)?[ \t]", re.M)
 _BULLET = re.compile(r"^[ \t]*(?:[-*+•·]|\d{1,2}[.)、])[ \t]+")
 _URL = re.compile(r"https?://\S+")
+_LINE = re.compile(r"^.*$", re.M)
 _TABLE_LINE = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
 _TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{2,}:?[ \t]*\|)+[ \t]*(?::?-{2,}:?[ \t]*)?$")
 _FOOTNOTE = re.compile(r"^[ \t]*\[\^([^\]\s]{1,16})\]:[ \t]*")
@@ -33,13 +35,13 @@ _SOURCES = re.compile(
     re.IGNORECASE,
 )
 # Semicolons do not end a sentence: "87 ms; p99 1.5 s [1]" is one statement with one citation.
-_SENTENCE_END = re.compile(r"[。！？!?\n]+|(?<=(\S))\.(?=\s+\S)")
+_SENTENCE_END = opened_by([("。！？!?\n", "[。！？!?\n]*"), (".", r"(?<=\S\.)(?=\s+\S)")])  # "…!?", "x. Y"
 _WORD_BEFORE = re.compile(r"(\S+)$")
 _WORD_AFTER = re.compile(r"[ \t]+[*_\"“(]*([^\W\d_]+)")
 # What separates clauses: punctuation (not a comma or point inside a figure) and joining words.
 # A colon or a dash is no mark: "**AMER**: $6.2M", "Shanghai — 28 °C" give the value of the name before them.
 _NO_END = 1 << 62  # sorts after every clause that starts at a position
-_CLAUSE_MARK = re.compile(r"(?<!\d),|,(?!\d)|[;，；、()（）]")
+_CLAUSE_MARK = opened_by([(",", r"(?<!\d,)"), (",", r"(?!\d)"), (";，；、()（）", "")])  # not ",' in "1,234"
 
 
 class BlockKind(StrEnum):
@@ -118,7 +120,7 @@ def layout(text: str) -> Layout:
             _add_prose(result, text, paragraph[0], paragraph[1])
             paragraph.clear()
 
-    for match in re.finditer(r"^.*$", text, re.M):
+    for match in _LINE.finditer(text):
         start, end, line = match.start(), match.end(), match.group(0)
         stripped = line.strip()
         if not stripped:  # a blank line ends a paragraph, a table, a list of sources
@@ -139,12 +141,12 @@ def layout(text: str) -> Layout:
                 _add_block(result, Block(start, end, BlockKind.TABLE_ROW, cells=named))
             continue
         header = []
-        footnote = _FOOTNOTE.match(line)
+        footnote = _FOOTNOTE.match(line) if "[^" in line else None
         if footnote is not None:
             close()
             in_sources = False
             _add_block(result, Block(start, end, BlockKind.FOOTNOTE, label=footnote.group(1)))
-        elif _SOURCES.match(line):
+        elif ("：" in line or ":" in line) and _SOURCES.match(line):  # a list of sources has its colon
             close()
             in_sources = True
             _add_block(result, Block(start, end, BlockKind.SOURCES))

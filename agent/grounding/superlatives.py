@@ -17,8 +17,10 @@ import bisect
 import re
 from collections.abc import Sequence
 from enum import StrEnum
+from functools import lru_cache
 
 from agent.grounding.language import letter_words
+from agent.grounding.names import has_cjk
 from agent.grounding.units import Family, Unit
 
 
@@ -111,15 +113,14 @@ def superlatives(text: str) -> list[tuple[int, int, Direction]]:
     """Where `text` says a superlative: (start, end, direction), in order."""
     found: list[tuple[int, int, Direction]] = []
     words = letter_words(text)
-    for at, (start, word) in enumerate(words):
+    directions = {word: _direction(word) for word in {word for _, word in words}}  # each distinct word once
+    opening = [at for at, (_, word) in enumerate(words) if directions[word] is not None or word in _PAIRS]
+    for at in opening:
+        start, word = words[at]
         following = words[at + 1][1] if at + 1 < len(words) else ""
-        direction = _WORDS.get(word)
+        direction = directions[word]
         if direction is not None and word in _UNIT_TOO and _UNIT_BEFORE.search(text, max(0, start - 2), start):
             continue  # "12 min", "3 max": a unit after a figure
-        if direction is None and word[:3] in _STEM_HEADS:
-            direction = next((d for stem, d in _STEMS if word.startswith(stem)), None)
-        if direction is None and len(word) > 9 and word.endswith(_COMPOUND_ENDS):
-            direction = next((d for stem, d in _STEMS if len(stem) > 5 and stem in word), None)
         end = start + len(word)
         if direction is None and word in _PAIRS and following:
             if word in _ARTICLED and (at == 0 or words[at - 1][1] not in _ARTICLES):
@@ -131,6 +132,8 @@ def superlatives(text: str) -> list[tuple[int, int, Direction]]:
                 following = words[at + 1][1] if at + 1 < len(words) else ""
         if direction is not None and following not in _COMPARING:
             found.append((start, end, direction))
+    if not has_cjk(text):
+        return sorted(found)  # every word below is written in CJK characters
     for word, direction in _CJK_WORDS.items():
         found.extend((at, at + len(word), direction) for at in _all(text, word))
     for lead in _CJK_LEADS:
@@ -139,6 +142,17 @@ def superlatives(text: str) -> list[tuple[int, int, Direction]]:
             direction = next((d for head, d in _CJK_NEXT if rest.startswith(head)), _E)
             found.append((at, at + len(lead), direction))
     return sorted(found)
+
+
+@lru_cache(maxsize=4096)
+def _direction(word: str) -> Direction | None:
+    """The direction a word (lower-cased) says by itself: "highest", "höchsten", "umsatzstärkste" — or None."""
+    direction = _WORDS.get(word)
+    if direction is None and word[:3] in _STEM_HEADS:
+        direction = next((d for stem, d in _STEMS if word.startswith(stem)), None)
+    if direction is None and len(word) > 9 and word.endswith(_COMPOUND_ENDS):
+        direction = next((d for stem, d in _STEMS if len(stem) > 5 and stem in word), None)
+    return direction
 
 
 def governed(

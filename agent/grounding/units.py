@@ -34,6 +34,18 @@ class Unit:
     family: Family
     factor: Decimal = Decimal(1)
 
+    def __eq__(self, other: object) -> bool:
+        # Compared for every figure against every fact: mostly the very same unit of UNITS, told at once.
+        if self is other:
+            return True
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Unit)
+        return (self.code, self.family, self.factor) == (other.code, other.family, other.factor)
+
+    def __hash__(self) -> int:
+        return hash((self.code, self.family, self.factor))
+
     def to_base(self, value: Decimal) -> Decimal:
         if self.code == "°F":
             return (value - 32) * 5 / 9
@@ -67,6 +79,9 @@ UNITS: dict[str, Unit] = {
     **{code: Unit(code, Family.CURRENCY, Decimal(1)) for code in ("USD", "EUR", "CNY", "JPY", "GBP", "CHF", "KRW")},
 }
 
+# Read for every figure against every value: `Enum.MEMBER` costs a class lookup each time in Python 3.11.
+_CURRENCY = Family.CURRENCY
+
 _WRITTEN = UNIT_WORDS  # how each unit is written, in the languages Parley reads
 _LATIN_WORD_END = r"(?![A-Za-zÀ-ÿ])"
 
@@ -87,6 +102,7 @@ def _by_first_char(words: list[str]) -> dict[str, re.Pattern[str]]:
 
 _WRITTEN_PATTERNS = _by_first_char(list(_WRITTEN))
 # Written before a figure: "$12", "€ 1,2 Mio.", "US$3 billion", "USD 12", "¥1,200".
+_CURRENCY_SIGNS = frozenset("$€£¥")
 _PREFIX = re.compile(r"(US\$|\$|€|£|¥|USD|EUR|GBP|CHF|CNY|JPY|RMB)\s?$")
 
 # Key words of a result's field that say its unit: "temp_c", "p50_ms", "revenue_eur", "distance_km".
@@ -124,7 +140,7 @@ def unit_after(text: str) -> tuple[Unit | None, int]:
 def unit_before(text: str) -> Unit | None:
     """A currency written right before a figure ("$12", "€ 3")."""
     tail = text.rstrip()
-    if not tail[-3:].isupper() and not any(sign in tail for sign in "$€£¥"):
+    if not tail[-3:].isupper() and _CURRENCY_SIGNS.isdisjoint(tail):
         return None  # no currency sign and no code such as USD right before the figure
     match = _PREFIX.search(text)
     if match is None or (match.group(1) == "$" and text[: match.start()][-1:].isalpha()):
@@ -155,7 +171,7 @@ def compatible(a: Unit | None, b: Unit | None) -> bool:
     """Unknown is compatible with anything; known units must be of one family (and one currency)."""
     if a is None or b is None:
         return True
-    if a.family is Family.CURRENCY or b.family is Family.CURRENCY:
+    if a.family is _CURRENCY or b.family is _CURRENCY:
         return a == b
     return a.family is b.family
 

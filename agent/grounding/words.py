@@ -36,6 +36,7 @@ from agent.grounding.language import (
     letter_words,
 )
 from agent.grounding.units import UNITS, unit_after
+from agent.plain import plain_text
 
 MIN_ALONE = 3  # smaller numbers in words ("one", "two") are figures only where they count against a whole
 _FRACTION_PRECISION = FRACTION_PRECISION
@@ -53,7 +54,6 @@ _CJK_RUN = re.compile(
 _SEGMENT = re.compile(r"[^.!?;\n。！？]+[.!?;\n。！？]*")
 _ANY_NUMERAL = re.compile(f"[{_NUMERALS}]")
 _CJK_SCALE_ONLY = re.compile(r"^[十百千万萬亿億]+$")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class _Token:
@@ -88,7 +88,7 @@ def read_number_words(text: str, languages: Sequence[str], taken: Sequence[tuple
     `languages`: text2num's codes to read Latin-script words in (`language.number_word_languages`); `taken`:
     spans already read as figures in digits (their scale words are theirs)."""
     figures: list[Figure] = []
-    text = _SURROGATE.sub("\ufffd", text)  # the parsers take only valid UTF-8; one character for one keeps positions
+    text = plain_text(text)  # the parsers take only valid UTF-8; one character for one keeps positions
     if _LETTERS.search(text):
         extra = _has_extra(text)  # a fraction or a dozen somewhere
         for language in languages:
@@ -170,7 +170,7 @@ def _latin(text: str, begin: int, finish: int, language: str, taken: Sequence[tu
 
 
 def _has_extra(text: str) -> bool:
-    return any(word in _EXTRA for _, word in letter_words(text))
+    return not _EXTRA.isdisjoint([word for _, word in letter_words(text)])
 
 
 def _fraction(text: str, start: int, end: int, numerator: Decimal, denominator: int) -> Figure:
