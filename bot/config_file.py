@@ -81,7 +81,7 @@ def load_config(path: Path | None = None) -> LoadedConfig:
         if first["loc"][:1] == ("escalate_on",):
             section = "review"
         where = ".".join(str(p) for p in ((section, *first["loc"]) if section else first["loc"]))
-        raise ConfigError(f"{path}: {where}: {first['msg']}") from None
+        raise ConfigError(f"{path}: {where}: {first['msg'].removeprefix('Value error, ')}") from None
     digest = hashlib.sha256(json.dumps(raw, sort_keys=True, default=str).encode()).hexdigest()[:16]
     data_dir = path.parent if (path.parent / "knowledge.yaml").is_file() else defaults_dir()
     return LoadedConfig(

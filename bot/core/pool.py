@@ -159,10 +159,14 @@ class RunPool:
             log.error("run %s: not started, the store is unavailable: %s", job.run_id, exc)
             await self._stopped(job, Stop.STORE_UNAVAILABLE, started=False)
             return
+        except Exception:  # a bug, never an outage: said as such, and logged whole
+            log.exception("run %s could not be started", job.run_id)
+            await self._stopped(job, Stop.INTERNAL_ERROR, started=False)
+            return
         if claim is None:
             return  # another replica's now, or ended while it waited (the service logged which)
-        await job.reply.working()
         try:
+            await job.reply.working()
             if job.resume_by is not None:
                 resumed = await service.resume(
                     job.run_id, approved_by=job.resume_by, watchers=[job.reply.watcher], thread_watched=True

@@ -73,7 +73,21 @@ def upgrade() -> None:
     _actions(ACTIONS)
 
 
+def _failed_as_cancelled() -> None:
+    """0006 knows no `run_failed`: such events become `run_cancelled` (the run ended early either way). The log is
+    append-only, so its guard is lifted for this one statement and put back."""
+    update = "UPDATE audit_events SET action = 'run_cancelled' WHERE action = 'run_failed'"
+    if op.get_bind().dialect.name == "sqlite":
+        op.execute("DROP TRIGGER IF EXISTS audit_events_no_update")
+        op.execute(update)  # `_actions` makes the triggers again
+    else:
+        op.execute("ALTER TABLE audit_events DISABLE TRIGGER audit_events_append_only")
+        op.execute(update)
+        op.execute("ALTER TABLE audit_events ENABLE TRIGGER audit_events_append_only")
+
+
 def downgrade() -> None:
+    _failed_as_cancelled()
     _actions(f"action IN ({OLD_ACTIONS})")
     op.execute("UPDATE escalations SET kind = 'exhausted' WHERE kind = 'feedback'")
     _kinds(OLD_KINDS)

@@ -163,6 +163,32 @@ def test_serve_answers_health_and_a_signed_mention_then_stops_cleanly_on_sigterm
     assert "Traceback" not in errors and "Error" not in errors.replace("parley: ", ""), errors
 
 
+def test_serve_without_slack_serves_health_and_metrics_and_says_slack_is_off(
+    tmp_path: Path, serve_db: str, llm_server: FakeLLMServer
+):
+    """No Slack variable at all: not a configuration error, but an application with Slack off — health and
+    metrics answered, the timed jobs running, and one plain line in the log saying why nothing else is."""
+    port = free_port()
+    env = environment(
+        tmp_path, PARLEY_DATABASE_URL=serve_db, PARLEY_LLM_BASE_URL=llm_server.base_url, PARLEY_LLM_MODEL="m"
+    )
+    stderr = tmp_path / "stderr.txt"
+    command = [str(PARLEY), "serve", "--port", str(port), "--host", "127.0.0.1"]
+    with server_process(command, env=env, cwd=tmp_path, stderr=stderr) as server:
+        health = wait_until_healthy(f"http://127.0.0.1:{port}/healthz", server, stderr).json()
+        assert (health["database"], health["slack"]) == ("ok", "off"), health
+        metrics = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5, trust_env=False)
+        assert metrics.status_code == 200 and "parley_store_up 1.0" in metrics.text
+        events = httpx.post(f"http://127.0.0.1:{port}/slack/events", content=b"{}", timeout=5, trust_env=False)
+        assert events.status_code == 404  # nothing of Slack is served
+        terminate(server, STOP_S)
+
+    errors = stderr.read_text(encoding="utf-8")
+    assert server.returncode in (0, -signal.SIGTERM), errors
+    assert errors.count("Slack is off") == 1 and "SLACK_BOT_TOKEN" in errors, errors
+    assert "Traceback" not in errors, errors
+
+
 async def test_a_correct_slack_configuration_starts_without_warnings(db, slack_api, llm_server, monkeypatch, caplog):
     monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)  # as `parley serve` runs: the token is in the environment
     monkeypatch.setenv("SLACK_SIGNING_SECRET", SIGNING_SECRET)

@@ -464,3 +464,53 @@ async def test_schema_0006_adds_feedback_one_verdict_per_person_per_run(
         await db.aclose()
 
     assert after == before
+
+
+@pytest.mark.parametrize("backend", ["postgresql", "sqlite"])
+async def test_schema_0007_gives_feedback_escalations_their_own_kind_and_keeps_everything_else(
+    backend: str, make_pg_database: MakeDatabase, tmp_path: Path
+) -> None:
+    """A 👎's escalation written before 0007 (`exhausted`, reason `feedback`) becomes `feedback`; a downgrade
+    turns it back; the other escalations, the audit log (append-only still) and the pending-run index stay."""
+    url = pg_url_of(await make_pg_database()) if backend == "postgresql" else f"sqlite:///{tmp_path / 'old.db'}"
+    feedback = (
+        "INSERT INTO escalations (run_id, kind, reason, level, status, message, held_calls, created_at, decided_at) "
+        "VALUES ('run-1', 'exhausted', 'feedback', 'L4', 'expired', '👎', '[]', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+    )
+    failed = "INSERT INTO audit_events (run_id, at, actor, action, detail) VALUES ('run-1', CURRENT_TIMESTAMP, 'x', "
+    db = connect(url)
+    try:
+        await upgrade(db, "0006")
+        await seed(db)
+        async with db.engine.begin() as conn:
+            await conn.execute(text(feedback))
+        with pytest.raises(IntegrityError, match="ck_audit_events_action"):
+            async with db.engine.begin() as conn:
+                await conn.execute(text(failed + "'run_failed', '{}')"))
+        before = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in STORE_TABLES}
+
+        await upgrade(db, "0007")
+        kinds = await fetch(db, "SELECT reason, kind FROM escalations ORDER BY id")
+        assert kinds == [{"reason": "policy_violation", "kind": "policy"}, {"reason": "feedback", "kind": "feedback"}]
+        async with db.engine.begin() as conn:
+            await conn.execute(text(failed + "'run_failed', '{}')"))  # a vocabulary of 0007
+        with pytest.raises(IntegrityError, match=r"uq_escalations_pending_run|UNIQUE"):  # still one pending per run
+            async with db.engine.begin() as conn:
+                for _ in range(2):
+                    pending = feedback.replace("'expired'", "'pending'").replace("'exhausted'", "'feedback'")
+                    pending = pending.replace(", decided_at)", ")").replace(", CURRENT_TIMESTAMP)", ")")
+                    await conn.execute(text(pending))
+        with pytest.raises(DBAPIError, match="append-only"):
+            async with db.engine.begin() as conn:
+                await conn.execute(text("DELETE FROM audit_events"))
+
+        await downgrade(db, "0006")
+        after = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in STORE_TABLES}
+    finally:
+        await db.aclose()
+
+    # Back at 0006, as it was — but for the audit event 0007 allowed: kept, as the nearest action 0006 knows.
+    [kept] = [event for event in after["audit_events"] if event["actor"] == "x"]
+    assert kept["action"] == "run_cancelled"
+    after["audit_events"] = [event for event in after["audit_events"] if event["actor"] != "x"]
+    assert after == before
