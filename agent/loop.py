@@ -22,6 +22,7 @@ from agent.context import Exchange, Transcript
 from agent.critique import Critique
 from agent.errors import ErrorCode, InvalidQuestion
 from agent.grading import ErrorLevel, GradingTable
+from agent.grounding import warm_up
 from agent.limits import Limits
 from agent.messages import Decision, DecisionKind, RetryNote, ToolCallRequest
 from agent.observation import Observation, failure, render, serialise, with_hint
@@ -117,6 +118,11 @@ class Agent:
     def check_question(self, question: str) -> str:
         """The question as it will run, or InvalidQuestion saying why it cannot."""
         return check_question(question, self.config.limits)
+
+    def warm_up(self) -> None:
+        """Pay the engine's first-use costs now (the fact-checker's language data and patterns), so that a server
+        does not pay them in its first run, stalling everything else it serves (`agent.grounding.warm`)."""
+        warm_up()
 
     async def run(
         self,

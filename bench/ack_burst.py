@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from slack_ack import (
     Connection,
     LLMScript,
+    Memory,
     Threads,
     admin_sql,
     bot_environment,
@@ -84,7 +85,9 @@ async def client(
             await connection.close()
 
 
-async def burst(args: argparse.Namespace, urls: tuple[str, str], slack: FakeSlackApi) -> dict:
+async def burst(args: argparse.Namespace, urls: tuple[str, str], slack: FakeSlackApi, pids: list[int]) -> dict:
+    replicas = [Memory(pid) for pid in pids]
+    cpu_before = sum(replica.cpu_s() for replica in replicas)
     bodies = [app_mention(QUESTION) for _ in range(args.mentions)]
     shares = [bodies[n :: args.clients] for n in range(args.clients)]
     acks: list[float] = []
@@ -93,9 +96,11 @@ async def burst(args: argparse.Namespace, urls: tuple[str, str], slack: FakeSlac
     pause_s = args.spread / max(1, len(shares[0]))
     await asyncio.gather(*(client(urls, share, acks, statuses, n, pause_s) for n, share in enumerate(shares)))
     sent_s = time.monotonic() - started
+    cpu_sent = sum(replica.cpu_s() for replica in replicas)
     threads = Threads()
     await wait_finished(slack, threads, [b["event"]["ts"] for b in bodies], 600.0)
     answered_s = time.monotonic() - started
+    cpu_answered = sum(replica.cpu_s() for replica in replicas)
     ordered = sorted(acks)
     return {
         "posts": len(acks),
@@ -108,6 +113,8 @@ async def burst(args: argparse.Namespace, urls: tuple[str, str], slack: FakeSlac
         },
         "sent_s": round(sent_s, 2),
         "answered_s": round(answered_s, 2),
+        # CPU seconds of both replicas together: while the POSTs were sent, and in all until every answer
+        "replicas_cpu_s": {"sending": round(cpu_sent - cpu_before, 2), "in_all": round(cpu_answered - cpu_before, 2)},
         "outcomes": sorted({status for status, _ in threads.outcome.values()}),
     }
 
@@ -144,7 +151,7 @@ def measure(args: argparse.Namespace) -> dict:
             async def run() -> dict:
                 for base, process, log in zip(urls, processes, logs, strict=True):
                     await wait_healthy(base, process, log, 60.0)
-                return await burst(args, urls, slack)
+                return await burst(args, urls, slack, [process.pid for process in processes])
 
             result = asyncio.run(run())
             result["runs"] = asyncio.run(runs_by_status(url))

@@ -8,6 +8,7 @@ through here too, as production does.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 from collections.abc import AsyncIterator, Sequence
@@ -31,6 +32,7 @@ from agent import (
     ReplayBrain,
     ReplayScript,
     build_tools,
+    exception_line,
 )
 from bot.config_file import LoadedConfig
 from bot.core import (
@@ -60,6 +62,7 @@ from bot.suggested_prompts import AssistantConfig, prompt_set
 
 log = logging.getLogger(__name__)
 
+FILL_POOL_TIMEOUT_S = 2.0  # opening the database's connections at start; a slow database is met later
 NO_LLM = (
     "no LLM is configured: set PARLEY_LLM_BASE_URL (e.g. http://localhost:11434/v1) and PARLEY_LLM_MODEL, "
     "plus PARLEY_LLM_API_KEY if the endpoint needs a key — or pass --replay FILE"
@@ -160,11 +163,19 @@ class Runtime:
         return self.service.pool
 
     async def start(self) -> None:
-        """The hold on runs, the workers, Slack's connections, the timed jobs, recovery; then start-up's objects
-        are frozen for the collector."""
+        """First-use costs paid; the hold on runs, the workers, Slack's connections, the timed jobs, recovery;
+        then start-up's objects are frozen for the collector."""
         if self._started:
             return
         self._started = True
+        # First-use costs before anyone is served: in the middle of a first burst, each would stall the event
+        # loop that acknowledges Slack's events (the checker's language data: ~0.1 s; the pool's connections).
+        self.service.warm_up()
+        try:
+            async with asyncio.timeout(FILL_POOL_TIMEOUT_S):
+                await self.db.fill_pool()
+        except (StoreUnavailable, TimeoutError) as exc:  # the database may come later: the pool fills as used
+            log.warning("could not open the database's connections at start: %s", exception_line(exc))
         await self.service.owner.start()
         if self.pool is not None:
             self.pool.start()

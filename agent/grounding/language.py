@@ -512,14 +512,3 @@ CJK_ORGANISATION_SUFFIXES = (
     "株式会社", "工業", "工业", "電機", "电机", "商事", "研究所", "基金会", "전자", "그룹", "은행", "주식회사",
     "대학교", "병원", "연구소", "건설", "화학", "통신",
 )  # fmt: skip
-
-
-@lru_cache(maxsize=1)
-def admission_words() -> re.Pattern[str]:
-    """Words with which an answer says that part of the question could not be answered."""
-    return re.compile(
-        r"could ?n[o']t|can ?n[o']t|unable|not available|unavailable|no data|failed|timed out|konnte nicht"
-        r"|nicht verfügbar|nicht abrufbar|n'a pas pu|impossible|indisponible|no se pudo|no pude|no disponible"
-        r"|无法|未能|没能|没有获取|获取失败|超时|無法|取得できません|取得できなかった|できませんでした",
-        re.IGNORECASE,
-    )

@@ -137,6 +137,11 @@ class RunService:
         """The question as the engine takes it; `InvalidQuestion` (empty, too long) before anything is stored."""
         return self._agent.check_question(question)
 
+    def warm_up(self) -> None:
+        """The engine's first-use costs, paid now (a server calls this before it serves anyone)."""
+        if self._engine is not None:
+            self._engine.warm_up()
+
     async def take(self, ask: Ask, *, follow_up: bool = False) -> str | None:
         """Record a question asked in a medium and hand it to the pool; its run id, or None when it is not taken.
 

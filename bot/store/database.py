@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -114,6 +114,20 @@ class Database:
         """A Core connection in a transaction, committed at the end; its outages mapped like a session's."""
         async with translated(self.shown_url), self.engine.begin() as conn:
             yield conn
+
+    async def fill_pool(self) -> None:
+        """Open the pool's connections now: a burst would otherwise open them one by one, each a connection
+        set-up in the middle of its requests. Nothing to do for SQLite; an outage is `StoreUnavailable`."""
+        if self.is_sqlite:
+            return
+        size = getattr(self.engine.pool, "size", lambda: 0)()
+        async with AsyncExitStack() as held:  # all held at once, so that each is a new one; then all returned
+            opened = await asyncio.gather(
+                *(held.enter_async_context(self.connection()) for _ in range(size)), return_exceptions=True
+            )
+        failed = next((outcome for outcome in opened if isinstance(outcome, BaseException)), None)
+        if failed is not None:
+            raise failed
 
     async def aclose(self) -> None:
         await self.engine.dispose()
