@@ -269,8 +269,10 @@ def free_port() -> int:
 
 
 def bot_environment(home: Path, database_url: str, slack: FakeSlackApi, llm: FakeLLMServer, workers: int) -> dict:
-    """A clean environment: nothing of ours leaks in (no PARLEY_CONFIG, no proxies), only loopback URLs."""
-    return {
+    """A clean environment: nothing of ours leaks in (no PARLEY_CONFIG, no proxies), only loopback URLs; a
+    PYTHONPATH passes through (another checkout's code, measured with the same bench)."""
+    passed = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
+    return passed | {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "LANG": "C.UTF-8",
         "HOME": str(home),

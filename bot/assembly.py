@@ -284,7 +284,8 @@ def build_runtime(
     slack = None
     if app is not None:
         prompts = prompt_set(assistant or AssistantConfig(), agent.tool_specs)
-        slack = SlackBot(app, service, history, review=review, prompts=prompts)
+        secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None
+        slack = SlackBot(app, service, history, review=review, prompts=prompts, signing_secret=secret)
     return Runtime(
         db,
         service,

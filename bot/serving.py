@@ -3,6 +3,11 @@ Socket Mode, beside the WebSocket that brings them.
 
 Both modes answer GET /healthz and GET /metrics on the same host and port, so one health check (the image's
 HEALTHCHECK, an orchestrator's probe) and one Prometheus scrape work in both.
+
+Over HTTP, uvicorn serves from a thread and an event loop of its own: the runs' work (the engine, the
+fact-checker, the store's writes, Slack's updates) keeps the application's loop busy, and an acknowledgement that
+queued behind it on one loop waited tens of milliseconds in a burst. The front reads, verifies and acknowledges;
+the application's loop dispatches (`bot.web.AppLoop`).
 """
 
 from __future__ import annotations
@@ -10,21 +15,44 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+from collections.abc import Awaitable
 
 import uvicorn
 
 from bot.assembly import Runtime
 from bot.slack.socket_mode import FIRST_RETRY_S, MAX_RETRY_S, SocketModeLink
-from bot.web import web_app
+from bot.web import AppLoop, web_app
 
 log = logging.getLogger(__name__)
 
 
 async def serve_http(runtime: Runtime, *, host: str, port: int) -> None:
-    """Until interrupted: POST /slack/events (events, interactivity, commands), GET /healthz, GET /metrics; the
-    runtime is started and stopped by the app's lifespan."""
-    config = uvicorn.Config(web_app(runtime), host=host, port=port, lifespan="on", log_level="info", access_log=False)
-    await uvicorn.Server(config).serve()
+    """Until SIGTERM, SIGINT or cancellation: POST /slack/events (events, interactivity, commands), GET /healthz,
+    GET /metrics, served from a thread of their own; the runtime is started here, on this loop, before the front
+    listens, and stopped after it has stopped. SIGINT ends with KeyboardInterrupt once everything is stopped."""
+    await runtime.start()
+    try:
+        server = http_front(runtime, host=host, port=port)
+        interrupted = await _serve_until_stopped(server, serve_front(server))
+    finally:
+        await runtime.stop()
+    if interrupted:
+        raise KeyboardInterrupt
+
+
+def http_front(runtime: Runtime, *, host: str, port: int) -> uvicorn.Server:
+    """uvicorn, to serve the web app from a thread of its own (`serve_front`); the runtime it reaches lives on
+    the running loop, which starts and stops it."""
+    site = web_app(runtime, lifespan=False, app_loop=AppLoop(asyncio.get_running_loop()))
+    config = uvicorn.Config(site, host=host, port=port, lifespan="off", log_level="info")
+    config.access_log = False
+    return uvicorn.Server(config)
+
+
+async def serve_front(server: uvicorn.Server) -> int | str | None:
+    """`server` on a thread and an event loop of its own until told to exit (`should_exit`); the status it exits
+    with when it cannot start."""
+    return await asyncio.to_thread(asyncio.run, _serve_site(server))
 
 
 async def serve_socket_mode(
@@ -53,7 +81,8 @@ async def serve_socket_mode(
             site = web_app(runtime, slack_events=False, slack_state=link.state, lifespan=False)
             config = uvicorn.Config(site, host=host, port=port, lifespan="off", ws="none", log_level="info")
             config.access_log = False
-            interrupted = await _serve_with_link(link, uvicorn.Server(config))
+            server = uvicorn.Server(config)
+            interrupted = await _serve_until_stopped(server, _serve_site(server), link.run())
         finally:
             await link.close()
     finally:
@@ -62,26 +91,32 @@ async def serve_socket_mode(
         raise KeyboardInterrupt
 
 
-async def _serve_with_link(link: SocketModeLink, server: uvicorn.Server) -> bool:
-    """The WebSocket and the web app until a signal, or until either ends or fails; whether SIGINT came."""
+async def _serve_until_stopped(
+    server: uvicorn.Server, serving_site: Awaitable[int | str | None], link: Awaitable[None] | None = None
+) -> bool:
+    """The web app (and Socket Mode's WebSocket, `link`) until a signal or cancellation, or until either ends or
+    fails; whether SIGINT came."""
     stop = asyncio.Event()
     received: list[int] = []
-    # Before uvicorn starts: it catches SIGTERM/SIGINT itself while it serves, then raises them again to the
-    # handlers it found (these), which stop the WebSocket too instead of killing the process mid-shutdown.
+    # Before uvicorn starts: on this (the main) thread it catches SIGTERM/SIGINT itself while it serves, then
+    # raises them again to the handlers it found (these), which stop the WebSocket too instead of killing the
+    # process mid-shutdown; on a thread of its own it catches none, and these stop it.
     handled = _handle_signals(stop, received)
-    serving = asyncio.create_task(_serve_site(server), name="parley-web")
-    connection = asyncio.create_task(link.run(), name="parley-socket-mode")
+    serving = asyncio.ensure_future(serving_site)
+    connection = asyncio.ensure_future(link) if link is not None else None
     stopping = asyncio.create_task(stop.wait(), name="parley-stop-signal")
+    running = {serving, stopping} | ({connection} if connection is not None else set())
     try:
-        await asyncio.wait({serving, connection, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        server.should_exit = True
-        connection.cancel()
+        server.should_exit = True  # a front on its own thread cannot be cancelled: told to exit, and waited for
         stopping.cancel()
-        await asyncio.wait({serving, connection, stopping})
+        if connection is not None:
+            connection.cancel()
+        await asyncio.wait(running)
         for sig in handled:
             asyncio.get_running_loop().remove_signal_handler(sig)
-    failure = None if connection.cancelled() else connection.exception()
+    failure = None if connection is None or connection.cancelled() else connection.exception()
     if failure is not None:  # a bug, not a connection failure (those are retried): shown in full
         raise failure
     exit_status = serving.result()  # uvicorn's own failures propagate from here
@@ -104,7 +139,7 @@ def _handle_signals(stop: asyncio.Event, received: list[int]) -> list[int]:
 
     def on_signal(sig: int) -> None:
         if not stop.is_set():
-            log.info("Socket Mode: stopping (signal %s)", signal.Signals(sig).name)
+            log.info("stopping (signal %s)", signal.Signals(sig).name)
         received.append(sig)
         stop.set()
 

@@ -23,6 +23,7 @@ from bot.slack.events import Candidate, Ignored, read
 from bot.slack.feedback import FeedbackDesk
 from bot.slack.gateway import KeptConnections, SlackGateway
 from bot.slack.home import register_home
+from bot.slack.http import SlackRequests
 from bot.slack.review.desk import ReviewDesk
 from bot.slack.review.reviewers import Reviewers
 from bot.suggested_prompts import AssistantConfig, PromptSet, prompt_set
@@ -43,8 +44,10 @@ class SlackBot:
         *,
         review: ReviewConfig | None = None,
         prompts: PromptSet | None = None,
+        signing_secret: str | None = None,
     ) -> None:
         self.app = app
+        self.requests = SlackRequests(app, signing_secret)  # POST /slack/events, as the web app serves it
         self.client = app.client
         self.gateway = SlackGateway(app.client)
         self.service = service

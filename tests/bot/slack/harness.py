@@ -12,19 +12,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
-import uvicorn
 
 from agent import Agent, BuiltinToolEntry, HttpToolEntry, OpenAIBrain, Tool, build_tools
 from agent.brains.chat import ChatCompletionsClient
 from bot.assembly import Runtime, build_runtime
 from bot.config_file import defaults_dir
 from bot.core import ReviewConfig
+from bot.serving import http_front, serve_front
 from bot.settings import Settings
 from bot.slack.reply.medium import StreamingMode
 from bot.spans import Tracer
 from bot.store import Database
 from bot.suggested_prompts import AssistantConfig
-from bot.web import web_app
 from tests.agent.llm_agent import shipped_config
 from tests.bot.slack.seen import answer_in
 from tests.fakes.llm_server import FakeReply
@@ -88,24 +87,28 @@ def settings_for(slack: FakeSlackApi, *, workers: int = 4, streaming: StreamingM
 
 @contextlib.asynccontextmanager
 async def serve(runtime: Runtime) -> AsyncIterator[str]:
-    """Its web app by uvicorn on a free loopback port in this event loop; stopped (and the workers with it) at the
-    end."""
-    app = web_app(runtime)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, lifespan="on", log_level="warning"))
-    task = asyncio.create_task(server.serve())
-    deadline = asyncio.get_running_loop().time() + 10
-    while not server.started:
-        if task.done():
-            task.result()
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("uvicorn did not start within 10 s")
-        await asyncio.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
+    """As `parley serve` serves it: the runtime started on this event loop, its web app served by uvicorn from a
+    thread of its own on a free loopback port; both stopped at the end."""
+    await runtime.start()
     try:
-        yield f"http://127.0.0.1:{port}"
+        server = http_front(runtime, host="127.0.0.1", port=0)
+        server.config.log_level = "warning"
+        front = asyncio.ensure_future(serve_front(server))
+        try:
+            deadline = asyncio.get_running_loop().time() + 10
+            while not server.started:
+                if front.done():
+                    raise AssertionError(f"uvicorn did not start: {front.result()}")
+                if asyncio.get_running_loop().time() > deadline:
+                    raise AssertionError("uvicorn did not start within 10 s")
+                await asyncio.sleep(0.01)
+            port = server.servers[0].sockets[0].getsockname()[1]
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            server.should_exit = True
+            await asyncio.wait_for(front, 10)
     finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 10)
+        await runtime.stop()
 
 
 @contextlib.asynccontextmanager

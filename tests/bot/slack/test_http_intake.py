@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 
 import httpx
@@ -12,9 +13,12 @@ from tests.bot.slack.harness import ByQuestion, calculation, mentioned_and_answe
 from tests.bot.slack.seen import answer_in, runs, writes
 from tests.fakes.slack_events import (
     CHANNEL,
+    SIGNING_SECRET,
     app_mention,
     event_callback,
+    post_event,
     sign,
+    slash_command,
     url_verification,
 )
 from tests.fakes.slack_workspace import TEAM_ID, next_ts
@@ -156,3 +160,35 @@ async def test_url_verification_echoes_the_challenge(db, slack_api, llm_server):
     assert echoed == challenge
     assert await runs(db) == []
     assert writes(slack_api) == []
+
+
+HOLD_S = 30.0  # a hang guard: the acknowledgement comes at once, or the test fails after this
+
+
+async def test_a_mention_is_acknowledged_while_the_application_loop_is_held(db, slack_api, llm_server):
+    """The ack never waits behind a run: the front answers Slack from a thread of its own. Here the
+    application's loop is held outright (as a long step of a run would hold it) until Slack's POST is answered;
+    the question is taken and answered once the loop is free again. An interactive request, whose answer is
+    bolt's, waits for the loop instead, and is answered too."""
+    llm_server.respond_with(standard())
+    body = app_mention(QUESTION)
+    statuses: dict[str, int] = {}
+    acknowledged = threading.Event()
+    async with running_bot(db, slack_api, llm_server.base_url) as bot:
+
+        def slack_posts() -> None:  # Slack's side, from a thread of its own
+            statuses["mention"] = post_event(f"{bot.url}/slack/events", body, SIGNING_SECRET).status_code
+            acknowledged.set()
+
+        poster = threading.Thread(target=slack_posts)
+        poster.start()
+        held = acknowledged.wait(HOLD_S)  # holds this loop, the application's, without yielding it
+        poster.join()
+        assert held, "the acknowledgement waited for the application's loop"
+        assert statuses == {"mention": 200}
+        [answer] = await answer_in(slack_api, CHANNEL, body["event"]["ts"])
+        assert "564" in answer["text"]
+        command = await bot.post(slash_command("/parley", "help"))  # bolt's answer, from the application's loop
+    assert command.status_code == 200, command.text
+    assert command.json()["response_type"] == "ephemeral" and "/parley help" in command.text, command.text
+    assert [run.question for run in await runs(db)] == [QUESTION]
