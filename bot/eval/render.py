@@ -19,8 +19,8 @@ def mark(ok: bool) -> str:
 def run_line(run: RunRecord) -> str:
     cost = NONE if run.cost_usd is None else f"${run.cost_usd:.4f}"
     return (
-        f"{run.outcome.value} · {run.reason} · {run.steps} steps · {run.tokens} tokens · {cost} · "
-        f"{run.latency_ms} ms · run {run.run_id}"
+        f"{run.outcome.value} · {run.reason} · {run.steps} steps, {run.retries} retries · {run.tokens} tokens · "
+        f"{cost} · {run.latency_ms} ms · run {run.run_id}"
     )
 
 

@@ -37,6 +37,7 @@ class RunRecord(BaseModel):
     tools: list[str]
     rejected: list[str] = Field(default_factory=list)  # the closing checks that refused a draft
     steps: int
+    retries: int = 0  # automatic retries of failed tool calls
     tokens: int
     latency_ms: int
     cost_usd: float | None = None
@@ -144,6 +145,7 @@ def _record(attempt: Attempt, prices: Prices | None) -> RunRecord:
         tools=attempt.tools,
         rejected=attempt.rejected,
         steps=result.steps,
+        retries=result.retries,
         tokens=attempt.prompt_tokens + attempt.completion_tokens or result.tokens,
         latency_ms=result.duration_ms,
         cost_usd=cost,
