@@ -40,6 +40,7 @@ class LoadedConfig:
     jobs: JobsConfig = field(default_factory=JobsConfig)
     ownership: OwnershipConfig = field(default_factory=OwnershipConfig)
     assistant: AssistantConfig = field(default_factory=AssistantConfig)
+    evaluation: dict[str, Any] = field(default_factory=dict)  # `eval:` as written; `parley eval` validates it
 
 
 def load_config(path: Path | None = None) -> LoadedConfig:
@@ -63,7 +64,10 @@ def load_config(path: Path | None = None) -> LoadedConfig:
         if raw.get(name) is not None and not isinstance(raw.get(name), dict):
             raise ConfigError(f"{path}: {name}: must be a mapping (got {type(raw[name]).__name__})")
     assistant = _assistant(path, raw.get("assistant"))
-    engine = {k: v for k, v in raw.items() if k not in (*APPLICATION_SECTIONS, "assistant")}
+    evaluation = raw.get("eval") or {}
+    if not isinstance(evaluation, dict):
+        raise ConfigError(f"{path}: eval: must be a mapping (got {type(evaluation).__name__})")
+    engine = {k: v for k, v in raw.items() if k not in (*APPLICATION_SECTIONS, "assistant", "eval")}
     try:
         sections = split_review(raw)
     except ValueError as exc:
@@ -93,6 +97,7 @@ def load_config(path: Path | None = None) -> LoadedConfig:
         jobs=jobs,
         ownership=ownership,
         assistant=assistant,
+        evaluation=evaluation,
     )
 
 

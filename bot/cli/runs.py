@@ -20,6 +20,7 @@ from bot.core import (
     FeedbackVerdict,
     History,
     RunFilter,
+    RunSource,
     RunSummary,
     StoredEscalation,
     StoredFeedback,
@@ -69,6 +70,11 @@ def _add_filters(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--feedback", choices=[v.value for v in FeedbackVerdict], help="runs someone gave this verdict (👍 up, 👎 down)"
     )
+    parser.add_argument(
+        "--source",
+        choices=[s.value for s in RunSource],
+        help="only runs asked this way (default: every run but `parley eval`'s; `eval` lists those)",
+    )
 
 
 def parse_since(text: str | None, *, now: datetime | None = None) -> datetime | None:
@@ -96,6 +102,7 @@ def _filters(args: argparse.Namespace) -> RunFilter:
         since=parse_since(args.since),
         asker=args.asker,
         feedback=args.feedback,
+        source=args.source,
     )
 
 

@@ -21,10 +21,12 @@ from bot.store.lifecycle import after_decision
 from bot.store.models import EscalationRecord, Run, Verdict
 from bot.store.records import Escalated, Settled
 from bot.store.rows import escalated_run, stored_escalation, stored_run
-from bot.store.vocabulary import AuditAction, Decision, EscalationKind, EscalationStatus, VerdictKind
+from bot.store.vocabulary import AuditAction, Decision, EscalationKind, EscalationStatus, RunSource, VerdictKind
 
 MAX_ITEMS_PER_PASS = 500  # a timed job's pass stays short; whatever is left is the next tick's
 PENDING = EscalationRecord.status == EscalationStatus.PENDING
+# `parley eval`'s runs are measured, not served: their escalations are kept but shown to no reviewer.
+FOR_PEOPLE = Run.source != RunSource.EVAL
 
 
 def _escalated(record: EscalationRecord, run: Run) -> Escalated:
@@ -170,7 +172,7 @@ async def pending_escalations(db: Database, *, limit: int = 50, offset: int = 0)
         rows = await session.execute(
             select(EscalationRecord, Run)
             .join(Run, Run.id == EscalationRecord.run_id)
-            .where(PENDING)
+            .where(PENDING, FOR_PEOPLE)
             .order_by(EscalationRecord.created_at, EscalationRecord.id)
             .limit(limit)
             .offset(offset)
@@ -191,7 +193,7 @@ async def unannounced(db: Database, *, limit: int = MAX_ITEMS_PER_PASS) -> list[
         rows = await session.execute(
             select(EscalationRecord, Run)
             .join(Run, Run.id == EscalationRecord.run_id)
-            .where(PENDING, EscalationRecord.review_channel.is_(None))
+            .where(PENDING, FOR_PEOPLE, EscalationRecord.review_channel.is_(None))
             .order_by(EscalationRecord.created_at, EscalationRecord.id)
             .limit(limit)
         )
@@ -205,8 +207,10 @@ async def due_for_reminder(
     async with db.sessions() as session:
         ids = await session.scalars(
             select(EscalationRecord.id)
+            .join(Run, Run.id == EscalationRecord.run_id)
             .where(
                 PENDING,
+                FOR_PEOPLE,
                 EscalationRecord.reminded_at.is_(None),
                 EscalationRecord.created_at < now - after,
                 EscalationRecord.created_at > now - expiring,

@@ -28,6 +28,7 @@ from bot.store.rows import (
     stored_tool_call,
     stored_verdict,
 )
+from bot.store.vocabulary import RunSource
 
 MIN_PREFIX = 6
 # What an export writes of each run, in this order.
@@ -46,8 +47,13 @@ class RunFilter:
     since: datetime | None = None
     asker: str | None = None
     feedback: str | None = None  # runs with at least one verdict of this kind (`up`, `down`)
+    source: str | None = None  # only runs asked this way; None: every run but `parley eval`'s
 
     def apply(self, stmt: Select) -> Select:
+        if self.source is None:
+            stmt = stmt.where(Run.source != RunSource.EVAL)
+        else:
+            stmt = stmt.where(Run.source == self.source)
         if self.statuses:
             stmt = stmt.where(Run.status.in_(list(self.statuses)))
         if self.reasons:

@@ -28,6 +28,7 @@ class RunSource(StrEnum):
 
     CLI = "cli"
     SLACK = "slack"
+    EVAL = "eval"  # `parley eval`: kept like any run, left out of the team's lists and the reviewers' queue
 
 
 class VerdictKind(StrEnum):

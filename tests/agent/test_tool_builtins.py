@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from agent import GradingTable, normalise
 from agent.errors import ConfigError, ErrorCode, ToolError
 from agent.tools.base import Tool
 from agent.tools.builtin import BUILTINS
@@ -283,6 +284,23 @@ async def test_get_weather_latency_simulates_a_slow_provider():
 
     with pytest.raises(TimeoutError):
         await asyncio.wait_for(run(tool, {"city": "上海"}), timeout=0.05)
+
+
+async def test_get_weather_slow_calls_makes_only_the_first_calls_slow():
+    """A provider that times out once and then answers: the fault `parley eval --suite seeds` switches on."""
+    tool = builtin("get_weather", latency_s=5, slow_calls=1)
+
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(run(tool, {"city": "上海"}), timeout=0.05)
+    answered = await asyncio.wait_for(run(tool, {"city": "上海"}), timeout=5)
+    assert answered["temp_c"] == 28
+
+
+async def test_web_search_login_wall_answers_an_html_page_that_the_observation_refuses():
+    page = await run(builtin("web_search", login_wall=True), {"query": "Zephyr Labs"})
+
+    observed = normalise(page, GradingTable())
+    assert not observed.ok and observed.error is not None and observed.error.code == ErrorCode.BAD_RESPONSE
 
 
 def test_get_weather_unknown_option_is_config_error():

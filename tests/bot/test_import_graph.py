@@ -135,3 +135,20 @@ STORE_CALLABLES = _public_callables()
 def test_no_orm_row_leaves_the_store(where: str, function: object) -> None:
     """What a store function returns (and takes) names records, never an ORM class."""
     assert orm_named(function) == [], f"{where} names ORM rows"
+
+
+EVAL_DIR = BOT_DIR / "eval"
+
+
+def test_eval_is_below_the_command_line_and_beside_slack():
+    """`parley eval`'s package runs cases through the core and the assembly: the command line imports it, it
+    imports no front end (neither the command line nor Slack), and reaches the store only by its face."""
+    graph = unit_graph()
+    assert "bot.eval" in graph["bot.cli"]
+    assert not graph["bot.eval"] & {"bot.cli", "bot.slack", "bot.web", "bot.jobs"}
+    store_modules = {module_name(path, BOT_DIR) for path in STORE_DIR.rglob("*.py")} - {STORE}
+    leaks = {
+        module: sorted(i for i in imported if any(i == m or i.startswith(m + ".") for m in store_modules))
+        for module, imported in modules(EVAL_DIR).items()
+    }
+    assert {module: found for module, found in leaks.items() if found} == {}

@@ -131,8 +131,12 @@ class WebSearchArgs(BaseModel):
     max_results: int = Field(DEFAULT_MAX_RESULTS, ge=1, le=10, description="How many results to return (1–10).")
 
 
-def web_search_tool(backend: SearchBackend, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> FunctionTool:
-    async def web_search(args: WebSearchArgs) -> dict[str, Any]:
+def web_search_tool(
+    backend: SearchBackend, *, timeout_s: float = DEFAULT_TIMEOUT_S, html_page: str | None = None
+) -> FunctionTool:
+    async def web_search(args: WebSearchArgs) -> dict[str, Any] | str:
+        if html_page is not None:  # a back-end answering 200 with a page for people, not data
+            return html_page
         query = " ".join(args.query.split())
         if not query:
             raise ToolError(ErrorCode.INVALID_ARGS, "the query is empty")
@@ -153,16 +157,23 @@ def web_search_tool(backend: SearchBackend, *, timeout_s: float = DEFAULT_TIMEOU
     )
 
 
+LOGIN_WALL = (
+    "<!DOCTYPE html><html><head><title>Sign in</title></head><body><h1>Sign in to continue</h1>"
+    "<form method=post action=/login><input name=user><input name=password type=password></form></body></html>"
+)
+
+
 class WebSearchOptions(BuiltinOptions):
     file: str = DEFAULT_FILE
     outage: bool = False  # simulate a search back-end that answers every call with HTTP 503
+    login_wall: bool = False  # simulate one that answers every call with 200 and an HTML sign-in page
 
 
 def build_web_search(options: Mapping[str, Any], data_dir: Path) -> Tool:
     parsed = WebSearchOptions.parse(options, builtin=NAME)
     data = load_data_file(data_dir, parsed.file, builtin=NAME)
     backend = CorpusSearchBackend.from_data(data, origin=f"builtin {NAME!r}: {parsed.file}", outage=parsed.outage)
-    return web_search_tool(backend)
+    return web_search_tool(backend, html_page=LOGIN_WALL if parsed.login_wall else None)
 
 
 def _result(document: SearchDocument) -> SearchResult:

@@ -53,8 +53,9 @@ class CityWeather:
 class DemoWeather:
     """A weather provider that knows a fixed table of cities; `latency_s` simulates a slow one."""
 
-    def __init__(self, cities: Sequence[CityWeather], *, latency_s: float = 0.0) -> None:
+    def __init__(self, cities: Sequence[CityWeather], *, latency_s: float = 0.0, slow_calls: int | None = None) -> None:
         self._latency_s = latency_s
+        self._slow_left = slow_calls  # how many calls are slow (None: every one), for a timeout that passes
         self._by_name: dict[str, CityWeather] = {}
         self._spelling: dict[str, str] = {}  # canonical form → the name as written, for did_you_mean
         for city in cities:
@@ -64,7 +65,7 @@ class DemoWeather:
                 self._spelling.setdefault(canonical_city(name), name)
 
     @classmethod
-    def from_data(cls, data: Any, *, origin: str, latency_s: float = 0.0) -> DemoWeather:
+    def from_data(cls, data: Any, *, origin: str, latency_s: float = 0.0, slow_calls: int | None = None) -> DemoWeather:
         if not isinstance(data, dict) or not isinstance(data.get("cities"), list):
             raise ConfigError(f"{origin}: expected a mapping with `cities:` (a list of cities)")
         cities = []
@@ -84,11 +85,13 @@ class DemoWeather:
                 raise ConfigError(
                     f"{origin}: cities[{index}] needs name, temp_c, condition, humidity and wind_kph ({exc!r})"
                 ) from None
-        return cls(cities, latency_s=latency_s)
+        return cls(cities, latency_s=latency_s, slow_calls=slow_calls)
 
     async def current(self, city: str) -> dict[str, Any]:
         """The current weather of `city`; `ToolError(CITY_NOT_FOUND)` with a suggestion when unknown."""
-        if self._latency_s > 0:
+        if self._latency_s > 0 and self._slow_left != 0:
+            if self._slow_left is not None:
+                self._slow_left -= 1
             await asyncio.sleep(self._latency_s)
         wanted = canonical_city(city)
         if not wanted:
@@ -165,10 +168,13 @@ def weather_tool(provider: DemoWeather, *, timeout_s: float = DEFAULT_TIMEOUT_S)
 class WeatherOptions(BuiltinOptions):
     file: str = DEFAULT_FILE
     latency_s: float = Field(0.0, ge=0)  # simulate a slow provider
+    slow_calls: int | None = Field(None, ge=0)  # only the first N calls are slow (a timeout, then a recovery)
 
 
 def build_get_weather(options: Mapping[str, Any], data_dir: Path) -> Tool:
     parsed = WeatherOptions.parse(options, builtin=NAME)
     data = load_data_file(data_dir, parsed.file, builtin=NAME)
-    provider = DemoWeather.from_data(data, origin=f"builtin {NAME!r}: {parsed.file}", latency_s=parsed.latency_s)
+    provider = DemoWeather.from_data(
+        data, origin=f"builtin {NAME!r}: {parsed.file}", latency_s=parsed.latency_s, slow_calls=parsed.slow_calls
+    )
     return weather_tool(provider)
