@@ -56,7 +56,8 @@ class SlackBot:
         self.assistant_pane = register_assistant_pane(app, prompts, service, self.take)
         app.event("app_mention")(self._on_message)
         app.event("message")(self._on_message)
-        register_home(app, history, self.reviewers, self.gateway)  # before the catch-all: bolt runs the first match
+        # Before the catch-all (bolt runs the first match); the Messages tab's opening offers the pane's prompts.
+        register_home(app, history, self.reviewers, self.gateway, self.assistant_pane.messages_tab_opened)
         register_commands(app, history, self.reviewers)
         self.review_desk = ReviewDesk(app, service, self.reviewers, self.gateway)
         self.feedback_desk = FeedbackDesk(app, service, self.gateway)
