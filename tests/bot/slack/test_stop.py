@@ -10,14 +10,24 @@ from sqlalchemy import select
 from bot.core import ReviewConfig
 from bot.store.models import AuditEvent
 from tests.agent.toolbox import Hang, ScriptedTool
-from tests.bot.slack.harness import running_bot, scripted
+from tests.bot.slack.harness import ByQuestion, calculation, question_of, running_bot, scripted
 from tests.bot.slack.seen import answer_in, runs, shown
 from tests.bot.slack.test_home_and_commands import command, text_of
+from tests.bot.slack.test_review import (
+    APPROVE,
+    POLICIES,
+    REVIEW,
+    REVIEWER,
+    click,
+    escalated,
+    held_then_answered,
+    thread_messages,
+    transfer_tool,
+)
 from tests.fakes.slack_events import ASKER, CHANNEL, agent_session_stopped, app_mention
 
 QUESTION = "What is 47 times 12, and what does the slow archive say about it?"
 STRANGER = "U0STRANGER"
-REVIEWER = "U0REVIEWER"
 STOP_WITHIN_S = 5.0  # the bound: a stop reaches a run on another replica within seconds
 
 
@@ -71,7 +81,7 @@ async def test_the_stop_button_stops_a_run_mid_tool_call_on_another_replica(db, 
 async def test_a_strangers_stop_is_refused_privately_and_audited_a_reviewers_is_taken(db, slack_api, llm_server):
     llm_server.respond_with(llm())
     archive = slow_archive()
-    review = ReviewConfig(reviewers=[REVIEWER])
+    review = ReviewConfig(reviewers=(REVIEWER,))
     async with running_bot(db, slack_api, llm_server.base_url, tools=("calculator", archive), review=review) as bot:
         asked = app_mention(QUESTION)
         thread = asked["event"]["ts"]
@@ -132,3 +142,46 @@ async def test_parley_stop_stops_the_askers_newest_run(db, slack_api, llm_server
     [run] = await runs(db)
     assert f"Stopping run `{run.id[:8]}`" in said and "no run to stop" in again
     assert run.termination_reason == "stopped_by_user" and "564" in shown(messages[-1])
+
+
+async def test_a_held_action_is_not_executed_after_a_stop_even_once_approved(db, slack_api, llm_server):
+    tool = transfer_tool()
+    llm_server.respond_with(held_then_answered())
+    async with running_bot(db, slack_api, llm_server.base_url, tools=(tool,), review=REVIEW, policies=POLICIES) as bot:
+        thread, message, _ = await escalated(db, bot)
+        said = text_of(await command(bot, "stop"))  # the asker: their run waits for a reviewer
+        await click(bot, APPROVE, message, REVIEWER)
+        messages = await thread_messages(bot, thread, 2, showing="Stopped by")
+
+    [run] = await runs(db)
+    assert f"Stopped run `{run.id[:8]}`: its held action will not run" in said
+    assert tool.calls == []  # approved after the stop: never executed
+    assert f"Stopped by <@{ASKER}>" in shown(messages[-1])
+    assert run.termination_reason == "stopped_by_user"
+
+
+async def test_a_queued_run_is_stopped_at_once_and_runs_nothing(db, slack_api, llm_server):
+    archive = slow_archive()
+    llm_server.respond_with(ByQuestion({QUESTION: llm(), "What is 6 times 7?": calculation("6 * 7", "42")}))
+    async with running_bot(db, slack_api, llm_server.base_url, tools=("calculator", archive), workers=1) as bot:
+        first = app_mention(QUESTION)
+        assert (await bot.post(first)).status_code == 200
+        await slack_api.wait_for_async(lambda: archive.calls, timeout_s=10, what="the first run inside slow_archive")
+        second = app_mention("What is 6 times 7?")
+        thread = second["event"]["ts"]
+        assert (await bot.post(second)).status_code == 200
+        await slack_api.wait_for_async(
+            lambda: "Queued" in shown(slack_api.messages_in(CHANNEL, thread)[0]), what="the second run queued"
+        )
+        stopped = agent_session_stopped(channel=CHANNEL, thread_ts=thread)
+        assert (await bot.post(stopped)).status_code == 200
+        messages = await answer_in(slack_api, CHANNEL, thread, timeout_s=STOP_WITHIN_S)  # the worker is still busy
+        [running, queued] = sorted(await runs(db), key=lambda run: run.created_at)
+        assert running.status == "running" and archive.calls == [{}]
+        assert (await bot.post(agent_session_stopped(channel=CHANNEL, thread_ts=first["event"]["ts"]))).status_code
+        await answer_in(slack_api, CHANNEL, first["event"]["ts"], timeout_s=STOP_WITHIN_S)
+
+    assert f"Stopped by <@{ASKER}>" in shown(messages[-1])
+    assert (queued.status, queued.termination_reason, queued.tool_calls) == ("degraded", "stopped_by_user", 0)
+    asked = [question_of(body) for body in llm_server.chat_requests]
+    assert QUESTION in asked and "What is 6 times 7?" not in asked  # the model was never asked the stopped one
