@@ -76,6 +76,7 @@ async def test_the_stop_button_stops_a_run_mid_tool_call_on_another_replica(db, 
     [requested] = await audit_of(db, "stop_requested")
     assert (requested.run_id, requested.actor) == (run.id, f"slack:{ASKER}")
     assert slack_api.calls("chat.postEphemeral") == []  # the asker is told in the thread, once
+    assert slack_api.session(CHANNEL, thread)["statuses"] == ["processing", "active"]  # off processing
 
 
 async def test_a_strangers_stop_is_refused_privately_and_audited_a_reviewers_is_taken(db, slack_api, llm_server):
