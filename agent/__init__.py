@@ -40,6 +40,7 @@ from agent.result import (
 )
 from agent.snapshot import RunCounters, RunSnapshot
 from agent.source import Source
+from agent.stop import StopRequest
 from agent.text import clip, exception_line, shorten
 from agent.tools.base import FunctionTool, Tool, ToolSpec
 from agent.tools.registry import build_tools
@@ -134,6 +135,7 @@ __all__ = [
     "RunStatus",
     "Source",
     "StepDecided",
+    "StopRequest",
     "TerminationReason",
     "Tool",
     "ToolAttempt",

@@ -35,6 +35,7 @@ from agent.result import Escalation, HeldCall, RunResult, TerminationReason
 from agent.run_state import Outcome, RunState
 from agent.snapshot import RunSnapshot
 from agent.source import Source
+from agent.stop import StopRequest
 from agent.text import exception_line
 from agent.tools.base import Tool, ToolSpec
 from agent.tools.executor import ExecutedCall, ToolExecutor
@@ -131,8 +132,10 @@ class Agent:
         run_id: str | None = None,
         history: Sequence[Exchange] = (),
         recorder: Recorder | None = None,
+        stop: StopRequest | None = None,
     ) -> RunResult:
-        """Run one question to its end. Raises only InvalidQuestion (before anything starts)."""
+        """Run one question to its end (or until `stop` is requested). Raises only InvalidQuestion (before anything
+        starts)."""
         text = self.check_question(question)
         state = self._new_state(run_id or uuid.uuid4().hex, text, history, recorder)
         await self._emit(
@@ -147,9 +150,16 @@ class Agent:
                 config_hash=self._config_hash,
             ),
         )
-        return await self._bounded(state, self._drive(state))
+        return await self._bounded(state, self._drive(state), stop)
 
-    async def resume(self, snapshot: RunSnapshot, *, approved_by: str, recorder: Recorder | None = None) -> RunResult:
+    async def resume(
+        self,
+        snapshot: RunSnapshot,
+        *,
+        approved_by: str,
+        recorder: Recorder | None = None,
+        stop: StopRequest | None = None,
+    ) -> RunResult:
         """Go on with a run a policy held, after `approved_by` approved it (in this process or another).
 
         The held calls run exactly as they were held — the snapshot's arguments, nothing the model says
@@ -169,7 +179,7 @@ class Agent:
                 held=list(snapshot.held),
             ),
         )
-        return await self._bounded(state, self._go_on(state, snapshot))
+        return await self._bounded(state, self._go_on(state, snapshot), stop)
 
     def _new_state(
         self, run_id: str, question: str, history: Sequence[Exchange], recorder: Recorder | None
@@ -189,12 +199,14 @@ class Agent:
         )
         return state
 
-    async def _bounded(self, state: RunState, work: Coroutine[Any, Any, Outcome]) -> RunResult:
-        """Run `work` within the wall-clock budget; exactly one RunFinished, whatever happens."""
+    async def _bounded(
+        self, state: RunState, work: Coroutine[Any, Any, Outcome], stop: StopRequest | None = None
+    ) -> RunResult:
+        """Run `work` within the wall-clock budget, or until `stop`; exactly one RunFinished, whatever happens."""
         limits = self.config.limits
         try:
             async with asyncio.timeout(limits.run_timeout_s):
-                outcome = await work
+                outcome = await (work if stop is None else _unless_stopped(work, stop))
         except TimeoutError:
             outcome = Outcome.stop(TerminationReason.RUN_TIMEOUT, f"{limits.run_timeout_s:g}")
         except Exception as exc:  # our own bug, whatever the model said: the run still ends, honestly
@@ -487,6 +499,27 @@ class Agent:
             reason = exception_line(exc)
             log.error("recording %s of run %s failed; the run continues: %s", event.kind, state.run_id, reason)
             log.debug("recording failure of run %s", state.run_id, exc_info=True)
+
+
+async def _unless_stopped(work: Coroutine[Any, Any, Outcome], stop: StopRequest) -> Outcome:
+    """`work`'s outcome, or, once a stop is requested, `STOPPED_BY_USER`: the work is cancelled there and then (an
+    LLM or tool call in flight is abandoned; what the run found before it stays in its state). A stop requested
+    before the run starts (or resumes) runs nothing."""
+    if stop.requested:
+        work.close()
+        return Outcome.stop(TerminationReason.STOPPED_BY_USER, stop.by)
+    running = asyncio.ensure_future(work)
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({running, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+        if not running.done():
+            running.cancel()
+        await asyncio.gather(running, stopped, return_exceptions=True)
+    if stop.requested and not (running.done() and not running.cancelled() and running.exception() is None):
+        return Outcome.stop(TerminationReason.STOPPED_BY_USER, stop.by)
+    return running.result()
 
 
 def _loop_detail(reason: TerminationReason, state: RunState, batch: Sequence[ExecutedCall]) -> str:

@@ -51,6 +51,7 @@ class TerminationReason(StrEnum):
     LLM_UNAVAILABLE = "llm_unavailable"
     RUN_TIMEOUT = "run_timeout"
     CANCELLED = "cancelled"
+    STOPPED_BY_USER = "stopped_by_user"  # a person stopped it (a stop button, a command): what was found so far
 
     @property
     def status(self) -> RunStatus:

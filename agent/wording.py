@@ -41,6 +41,7 @@ EXPLANATIONS: dict[TerminationReason, str] = {
     TerminationReason.LLM_UNAVAILABLE: "the language model could not be reached: {detail}",
     TerminationReason.RUN_TIMEOUT: "the run hit its time budget of {detail} seconds",
     TerminationReason.CANCELLED: "the run was cancelled",
+    TerminationReason.STOPPED_BY_USER: "stopped by {detail} before it was finished",
 }
 
 NEXT_STEPS: dict[TerminationReason, str] = {
@@ -63,6 +64,7 @@ NEXT_STEPS: dict[TerminationReason, str] = {
     "and PARLEY_LLM_API_KEY.",
     TerminationReason.RUN_TIMEOUT: "Ask about fewer things at once, or try again later.",
     TerminationReason.CANCELLED: "Ask again if you still need the answer.",
+    TerminationReason.STOPPED_BY_USER: "Ask again if you still need the rest of the answer.",
 }
 
 NOTHING_KNOWN = "No tool returned usable data, so I cannot answer without guessing."

@@ -28,6 +28,7 @@ CPU is reported for the bot, this process (clients and fakes) and the whole mach
     .venv/bin/python bench/slack_ack.py --clients 10 --rounds 2 --conversations 20   # a quick try
     .venv/bin/python bench/slack_ack.py --workers 64 --gc watch      # diagnosis: the bot's long GC passes
     .venv/bin/python bench/slack_ack.py --streaming                  # Slack streams: replies are streams
+    .venv/bin/python bench/slack_ack.py --no-sessions                # a workspace that refuses agent sessions
 
 Target (issue): p99 of the HTTP acknowledgement under 100 ms with 50 concurrent clients.
 """
@@ -84,6 +85,8 @@ FAILURE_PREFIX = "⚠️ I couldn't answer this"
 # under load more than 5 connections wait to be accepted, the kernel drops the SYNs beyond them
 # (TcpExtListenOverflows) and the bot's connect is retried after 1 s, then 3 s: a delay real Slack would not
 # add. The bench re-listens on the fakes' sockets with a real server's backlog; --fake-backlog 5 shows it.
+
+NO_SESSIONS = {"agents.sessions.setStatus": "unknown_method"}  # --no-sessions: the older experience
 
 
 @dataclass(frozen=True)
@@ -442,7 +445,7 @@ def measure(args: argparse.Namespace) -> Report:
     process: subprocess.Popen | None = None
     with (
         tempfile.TemporaryDirectory(prefix="parley-bench-") as directory,
-        FakeSlackApi(streaming=args.streaming) as slack,
+        FakeSlackApi(streaming=args.streaming, refuse=NO_SESSIONS if args.no_sessions else None) as slack,
         FakeLLMServer() as llm,
     ):
         llm.respond_with(script)
@@ -769,6 +772,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--streaming",
         action="store_true",
         help="the fake Slack streams (chat.startStream …): runs reply as streams, as where Slack allows it",
+    )
+    parser.add_argument(
+        "--no-sessions",
+        action="store_true",
+        help="the fake Slack refuses agents.sessions.setStatus (unknown_method): runs set no session status",
     )
     parser.add_argument("--log", type=Path, help="copy parley serve's log here at the end")
     parser.add_argument("--samples", type=Path, help="write every part-1 sample (JSON) here, for diagnosis")

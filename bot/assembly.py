@@ -267,8 +267,8 @@ def build_runtime(
                 channel,
             )
         gateway = SlackGateway(app.client)
-        notifier = SlackNotifier(gateway, review, channel=channel)
         replies = SlackReplies(gateway, min_interval_s=update_interval_s, streaming=settings.slack_streaming)
+        notifier = SlackNotifier(gateway, review, channel=channel, sessions=replies.sessions)
     service = RunService(
         db,
         notifier,

@@ -39,6 +39,7 @@ class InThread:
     HELD_NOTE = "Nothing held was done. A reviewer will approve or reject it, and I'll continue here."
     REVIEWING = "🧑‍⚖️ *A person will look at this.* Why: {why}"
     WHY = "Why"
+    STOPPED_BY = "🛑 *Stopped by {person}.* Here is what I had found:"
     FOUND = "What I found"
     FOUND_MORE = "What else I found"
     VERIFIED = "What I could verify"
@@ -106,6 +107,19 @@ class InThread:
         ErrorCode.POLICY_VIOLATION: "a policy forbids this call",
     }
     TOOL_PROBLEM_UNKNOWN = "the tool failed"
+
+
+class InStop:
+    """What a person who stops a run is told, only them (bot/slack/stop.py); the run's own answer says the rest."""
+
+    REQUESTED = "Stopping run `{run}`: its thread shows what it had found."
+    REQUESTED_HELD = "Stopped run `{run}`: its held action will not run, even if a reviewer approves it."
+    ALREADY = "Run `{run}` is being stopped already."
+    NOTHING_RUNNING = "Nothing is running there: there is nothing to stop."
+    NOTHING_OF_YOURS = "You have no run to stop."
+    REFUSED = "Only the person who asked, or a reviewer, can stop run `{run}`."
+    UNAVAILABLE = "I could not stop it: Parley's database cannot be reached. Try again in a moment."
+    NEED_ONE = "`/parley stop` takes at most one run id."
 
 
 class InCommand:

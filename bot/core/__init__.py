@@ -13,7 +13,17 @@ from bot.core.notifier import LogNotifier, Notifier, Posted, tell
 from bot.core.owner import RunOwner
 from bot.core.pool import Replies, Reply, RunPool, Stop
 from bot.core.resumable import HeldCallsChanged
-from bot.core.service import Claim, DecisionRefused, FeedbackNote, NotResumed, Retried, RunService
+from bot.core.service import (
+    Claim,
+    DecisionRefused,
+    FeedbackNote,
+    NotResumed,
+    Retried,
+    RunService,
+    StopOutcome,
+    Stopper,
+    Stopping,
+)
 from bot.store import (
     AmbiguousRun,
     Ask,
@@ -91,6 +101,9 @@ __all__ = [
     "Settled",
     "ShownEnd",
     "Stop",
+    "StopOutcome",
+    "Stopper",
+    "Stopping",
     "StoreError",
     "StoreUnavailable",
     "StoredAuditEvent",

@@ -12,11 +12,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
-from agent import Recorder, RunResult, TerminationReason
+from agent import Recorder, RunResult, StopRequest, TerminationReason, exception_line
 from bot.store import Ask, StoreUnavailable
 
 if TYPE_CHECKING:
@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 GOODBYE_TIMEOUT_S = 5.0  # stopping: how long each unfinished conversation is given to be told
+# How often the stop requests of the runs in the pool are read (only while it has any): a person's stop, made on
+# any replica, reaches the run within about this long.
+STOP_POLL_S = 0.5
 
 
 class Stop(StrEnum):
@@ -79,6 +82,8 @@ class _Job:
     reply: Reply
     announced: asyncio.Task[None]
     resume_by: str | None = None  # a reviewer approved the held calls: resume the run instead of starting it
+    stop: StopRequest = field(default_factory=StopRequest)  # a person asked for it to stop
+    taken: bool = False  # a worker (or, stopped while it waited, the stop itself) answers it
 
 
 class RunPool:
@@ -92,6 +97,8 @@ class RunPool:
         self._workers: list[asyncio.Task[None]] = []
         self._busy = 0
         self._current: dict[str, _Job] = {}  # run id → the job a worker is answering
+        self._jobs: dict[str, _Job] = {}  # run id → every job submitted and not answered yet
+        self._watching: asyncio.Task[None] | None = None
         self._delivering: set[asyncio.Task[None]] = set()  # answers being delivered (a medium may throttle)
 
     @property
@@ -104,16 +111,56 @@ class RunPool:
 
     def start(self) -> None:
         self._workers = [asyncio.create_task(self._work(), name=f"parley-worker-{n}") for n in range(self._size)]
+        self._watching = asyncio.create_task(self._watch_stops(), name="parley-stop-requests")
+
+    def stop_requested(self, run_id: str, by: str) -> bool:
+        """A person asked for run `run_id` to stop: a run under way stops at once; one still waiting for a worker
+        is answered now (it runs nothing). False when the run is not in this pool."""
+        job = self._jobs.get(run_id)
+        if job is None:
+            return False
+        job.stop.stop(by)
+        if not job.taken:
+            job.taken = True
+            task = asyncio.create_task(self._answer_stopped(job), name=f"parley-stopped-{run_id}")
+            self._delivering.add(task)
+            task.add_done_callback(self._delivering.discard)
+        return True
+
+    async def _answer_stopped(self, job: _Job) -> None:
+        try:
+            await self._answer(job)
+        except Exception:
+            log.exception("stopped run %s failed outside the engine", job.run_id)
+        finally:
+            self._jobs.pop(job.run_id, None)
+
+    async def _watch_stops(self) -> None:
+        """Read the stop requests of the runs in the pool (made on this replica or another) while it has any."""
+        while True:
+            await asyncio.sleep(STOP_POLL_S)
+            if not self._jobs:
+                continue
+            try:
+                requested = await self._service.stops_requested(list(self._jobs))
+            except Exception as exc:  # the store away, or a bug: the runs go on; the next look may see it
+                log.warning("could not read the stop requests of %d run(s): %s", len(self._jobs), exception_line(exc))
+                continue
+            for run_id, by in requested.items():
+                self.stop_requested(run_id, by)
 
     async def stop(self) -> None:
         """Stop the workers; every question not answered yet is told so (bounded in time)."""
         unfinished = list(self._current.values())
         while not self._queue.empty():
-            unfinished.append(self._queue.get_nowait())
+            waiting = self._queue.get_nowait()
+            if not waiting.taken:  # one stopped while it waited is answered by its stop
+                unfinished.append(waiting)
         started = set(self._current)
-        for worker in self._workers:
-            worker.cancel()
-        await asyncio.gather(*self._workers, return_exceptions=True)
+        watching, self._watching = self._watching, None
+        for task in [*self._workers, *([watching] if watching is not None else [])]:
+            task.cancel()
+        await asyncio.gather(*self._workers, *([watching] if watching is not None else []), return_exceptions=True)
         self._workers = []
         if self._delivering:  # answers already computed still reach their conversations (bounded in time)
             await asyncio.wait(self._delivering, timeout=GOODBYE_TIMEOUT_S * 2)
@@ -127,7 +174,9 @@ class RunPool:
         ahead = self._queue.qsize() if self._busy + self._queue.qsize() >= self._size else None
         reply = self.replies.reply(ask, queued=ahead is not None, placeholder=placeholder)
         announced = asyncio.create_task(self._announce(run_id, reply, ahead))
-        self._queue.put_nowait(_Job(run_id, ask, reply, announced, resume_by))
+        job = _Job(run_id, ask, reply, announced, resume_by)
+        self._jobs[run_id] = job
+        self._queue.put_nowait(job)
 
     async def _announce(self, run_id: str, reply: Reply, ahead: int | None) -> None:
         message = await reply.announce(ahead)
@@ -137,6 +186,10 @@ class RunPool:
     async def _work(self) -> None:
         while True:
             job = await self._queue.get()
+            if job.taken:  # stopped while it waited: answered already
+                self._queue.task_done()
+                continue
+            job.taken = True
             self._busy += 1
             self._current[job.run_id] = job
             try:
@@ -148,6 +201,7 @@ class RunPool:
             finally:
                 self._busy -= 1
                 self._queue.task_done()
+                self._jobs.pop(job.run_id, None)
             self._current.pop(job.run_id, None)
 
     async def _answer(self, job: _Job) -> None:
@@ -169,7 +223,11 @@ class RunPool:
             await job.reply.working()
             if job.resume_by is not None:
                 resumed = await service.resume(
-                    job.run_id, approved_by=job.resume_by, watchers=[job.reply.watcher], thread_watched=True
+                    job.run_id,
+                    approved_by=job.resume_by,
+                    watchers=[job.reply.watcher],
+                    thread_watched=True,
+                    stop=job.stop,
                 )
                 if not isinstance(resumed, RunResult):  # not resumed: the saved state is not what was approved
                     self._deliver(job.run_id, job.reply.stop(Stop.HELD_CHANGED, job.run_id))
@@ -182,6 +240,7 @@ class RunPool:
                     run_id=job.run_id,
                     history=claim.history,
                     watchers=[job.reply.watcher],
+                    stop=job.stop,
                 )
         except asyncio.CancelledError:
             raise

@@ -14,11 +14,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from enum import StrEnum
 
-from agent import Agent, Exchange, FanoutRecorder, InvalidQuestion, Recorder, RunResult, RunStatus, exception_line
+from agent import (
+    Agent,
+    Exchange,
+    FanoutRecorder,
+    InvalidQuestion,
+    Recorder,
+    RunResult,
+    RunStatus,
+    StopRequest,
+    exception_line,
+)
 from bot.core.config import JobsConfig, ReviewConfig
 from bot.core.notifier import LogNotifier, Notifier, tell
 from bot.core.owner import RunOwner
@@ -38,6 +49,7 @@ from bot.store import (
     StoredRun,
     StoreRecorder,
     StoreUnavailable,
+    stops,
 )
 from bot.store import escalations as stored_escalations
 from bot.store.database import patiently
@@ -85,6 +97,32 @@ class Retried:
 
     settled: Settled
     retry_id: str | None
+
+
+class StopOutcome(StrEnum):
+    """What a person's stop did."""
+
+    REQUESTED = "requested"  # recorded: the run stops (wherever it runs), or its held calls never run
+    ALREADY = "already"  # someone asked first: nothing more changes
+    NOTHING_RUNNING = "nothing_running"  # nothing there a stop could change: acknowledged, nothing changes
+    REFUSED = "refused"  # neither the asker nor a reviewer: refused, written to the audit log
+
+
+@dataclass(frozen=True)
+class Stopping:
+    outcome: StopOutcome
+    run: StoredRun | None
+
+
+@dataclass(frozen=True)
+class Stopper:
+    """Who asks for a stop: `actor` as the audit log names people, `shown_as` as the run's answer does, and
+    whether they are a reviewer (who may stop anyone's run)."""
+
+    person: str
+    actor: str
+    shown_as: str
+    reviewer: bool
 
 
 class DecisionRefused(Exception):
@@ -206,16 +244,26 @@ class RunService:
         run_id: str | None = None,
         history: Sequence[Exchange] = (),
         watchers: Sequence[Recorder] = (),
+        stop: StopRequest | None = None,
     ) -> RunResult:
-        """Run the question to its end, recorded; a run that waits for people is shown to the reviewers."""
+        """Run the question to its end (or until `stop`), recorded; a run that waits for people is shown to the
+        reviewers."""
         async with self.owner.holding():
             recorder = FanoutRecorder(self._recorder(origin), *self._watchers, *watchers)
-            result = await self._agent.run(question, run_id=run_id, history=history, recorder=recorder)
+            if run_id is not None and stop is not None:
+                await self._stop_if_requested(run_id, stop)
+            result = await self._agent.run(question, run_id=run_id, history=history, recorder=recorder, stop=stop)
         await self._after_run(result)
         return result
 
     async def resume(
-        self, run_id: str, *, approved_by: str, watchers: Sequence[Recorder] = (), thread_watched: bool = False
+        self,
+        run_id: str,
+        *,
+        approved_by: str,
+        watchers: Sequence[Recorder] = (),
+        thread_watched: bool = False,
+        stop: StopRequest | None = None,
     ) -> RunResult | NotResumed:
         """Go on with an approved held run from its saved state: the held calls run exactly as approved.
 
@@ -238,9 +286,11 @@ class RunService:
         run = await load_run(self._db, run_id)
         if run is None:  # removed between the two reads
             return NotResumed(run_id, f"run {run_id} no longer exists")
+        stop = stop or StopRequest()
         async with self.owner.holding():
             recorder = FanoutRecorder(self._recorder(run.origin), *self._watchers, *watchers)
-            result = await self._agent.resume(snapshot, approved_by=approved_by, recorder=recorder)
+            await self._stop_if_requested(run_id, stop)  # a stop before the approval: the held calls never run
+            result = await self._agent.resume(snapshot, approved_by=approved_by, recorder=recorder, stop=stop)
         if not thread_watched:
             await tell(self.notifier.resumed, run, result, what=f"the result of resumed run {run_id}")
         await self._after_run(result)
@@ -273,6 +323,47 @@ class RunService:
             )
 
         await self.owner.pending.write(run_id, end)
+
+    # --- a person's stop ---------------------------------------------------------------------------------------
+
+    async def stored(self, run_id: str) -> StoredRun | None:
+        return await load_run(self._db, run_id)
+
+    async def stoppable_in(self, conversation: Conversation) -> StoredRun | None:
+        """The conversation's newest run a stop can still change (queued, running, or held for review)."""
+        return await stops.stoppable_in(self._db, conversation)
+
+    async def newest_stoppable_of(self, asker: str) -> StoredRun | None:
+        return await stops.newest_stoppable_of(self._db, asker)
+
+    async def request_stop(self, run: StoredRun | None, stopper: Stopper) -> Stopping:
+        """A person asks for `run` to stop. Only its asker or a reviewer may: anyone else is refused (audited).
+        The request is recorded in the store, so whichever process holds the run stops it within about a second
+        (this one at once); a held run's calls never run, even once approved."""
+        if run is None or run.status not in stops.STOPPABLE:
+            return Stopping(StopOutcome.NOTHING_RUNNING, run)
+        if stopper.person != run.asker and not stopper.reviewer:
+            why = "only the person who asked, or a reviewer, may stop a run"
+            await stops.note_stop_refused(self._db, run.id, stopper.actor, why)
+            return Stopping(StopOutcome.REFUSED, run)
+        if not await stops.request_stop(self._db, run, actor=stopper.actor, shown_as=stopper.shown_as):
+            return Stopping(StopOutcome.ALREADY, run)
+        if self.pool is not None:
+            self.pool.stop_requested(run.id, stopper.shown_as)
+        return Stopping(StopOutcome.REQUESTED, run)
+
+    async def stops_requested(self, run_ids: Collection[str]) -> dict[str, str]:
+        """Which of these runs someone asked to stop: run id → who (as the answer names them)."""
+        return await stops.requested_among(self._db, run_ids)
+
+    async def _stop_if_requested(self, run_id: str, stop: StopRequest) -> None:
+        try:
+            requested = await stops.requested_among(self._db, [run_id])
+        except StoreUnavailable as exc:  # the pool's next look at the requests may still see it
+            log.warning("could not read whether run %s was asked to stop: %s", run_id, exception_line(exc))
+            return
+        if run_id in requested:
+            stop.stop(requested[run_id])
 
     def _recorder(self, origin: RunOrigin) -> StoreRecorder:
         return StoreRecorder(self._db, origin, owner=self.owner.id, pending=self.owner.pending)

@@ -26,6 +26,7 @@ from bot.slack.home import register_home
 from bot.slack.http import SlackRequests
 from bot.slack.review.desk import ReviewDesk
 from bot.slack.review.reviewers import Reviewers
+from bot.slack.stop import StopDesk
 from bot.suggested_prompts import AssistantConfig, PromptSet, prompt_set
 
 log = logging.getLogger(__name__)
@@ -59,8 +60,11 @@ class SlackBot:
         self.assistant_pane = register_assistant_pane(app, prompts, service, self.take)
         app.event("app_mention")(self._on_message)
         app.event("message")(self._on_message)
-        register_home(app, history, self.reviewers, self.gateway)  # before the catch-all: bolt runs the first match
-        register_commands(app, history, self.reviewers)
+        # Before the catch-all (bolt runs the first match); the Messages tab's opening offers the pane's prompts.
+        register_home(app, history, self.reviewers, self.gateway, self.assistant_pane.messages_tab_opened)
+        self.stop_desk = StopDesk(service, history, self.reviewers, self.gateway)
+        app.event("agent_session_stopped")(self.stop_desk.on_session_stopped)
+        register_commands(app, history, self.reviewers, self.stop_desk.by_command)
         self.review_desk = ReviewDesk(app, service, self.reviewers, self.gateway)
         self.feedback_desk = FeedbackDesk(app, service, self.gateway)
         app.event(re.compile(".*"))(self._on_other_event)  # acknowledged, nothing to do

@@ -1,4 +1,9 @@
-"""The assistant pane: Parley opened from Slack's top bar, through bolt's `AsyncAssistant` middleware.
+"""Where people open Parley to ask it: the Messages tab of Slack's agent messaging experience (`agent_view`), and
+the assistant pane of the older one (`assistant_view`, opened from Slack's top bar, through bolt's
+`AsyncAssistant` middleware). Which one a workspace has is read from the events Slack sends, never configured:
+`app_home_opened` on the Messages tab offers the suggested prompts there (no thread: they sit above the
+composer), `assistant_thread_started` offers them in the pane's new thread. A prompt clicked in the Messages tab
+is a direct message, asked and answered in its own thread like any other.
 
 A new assistant thread is offered the suggested prompts; a question asked there goes through the same intake
 as a direct message (`RunService.take`: the same exactly-once key, queue, progress and answer), and one thread is
@@ -16,6 +21,7 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
+from slack_sdk.web.async_client import AsyncWebClient
 
 from agent import exception_line
 from bot.core import RunService, StoreUnavailable
@@ -31,10 +37,11 @@ Take = Callable[[Candidate], Awaitable[str | None]]
 class AssistantPane:
     """The listeners of bolt's assistant middleware: thread started, context changed, a person's message."""
 
-    def __init__(self, prompts: PromptSet, service: RunService, take: Take) -> None:
+    def __init__(self, prompts: PromptSet, service: RunService, take: Take, client: AsyncWebClient) -> None:
         self.prompts = prompts
         self._service = service
         self._take = take
+        self._client = client
 
     def middleware(self) -> AsyncAssistant:
         assistant = AsyncAssistant(logger=log)
@@ -51,12 +58,23 @@ class AssistantPane:
             return
         if not self.prompts.prompts or set_suggested_prompts is None:
             return
-        prompts = [prompt.model_dump() for prompt in self.prompts.prompts]
         where = f"{thread.channel_id}/{thread.thread_ts}"
         await attempt(
-            set_suggested_prompts(prompts, title=self.prompts.title),
+            set_suggested_prompts(self._offered(), title=self.prompts.title),
             what=f"set the suggested prompts of assistant thread {where}",
         )
+
+    async def messages_tab_opened(self, channel: str, user: str) -> None:
+        """Someone opened Parley's Messages tab (the agent messaging experience): its prompts, without a thread."""
+        if not self.prompts.prompts:
+            return
+        call = self._client.assistant_threads_setSuggestedPrompts(
+            channel_id=channel, prompts=self._offered(), title=self.prompts.title
+        )
+        await attempt(call, what=f"set the suggested prompts of the Messages tab of {user} ({channel})")
+
+    def _offered(self) -> list[dict[str, str]]:
+        return [prompt.model_dump() for prompt in self.prompts.prompts]
 
     async def _context_changed(self, body: dict[str, Any]) -> None:
         log.debug("assistant thread context changed (not used): %s", body.get("event_id"))
@@ -86,7 +104,8 @@ class AssistantPane:
 
 
 def register_assistant_pane(app: AsyncApp, prompts: PromptSet, service: RunService, take: Take) -> AssistantPane:
-    """The pane's listeners, as bolt middleware: assistant events never reach the app's own `message` listener."""
-    pane = AssistantPane(prompts, service, take)
+    """The pane's listeners, as bolt middleware: assistant events never reach the app's own `message` listener.
+    The Messages tab's opening is the Home listener's event (`app_home_opened`): it calls `messages_tab_opened`."""
+    pane = AssistantPane(prompts, service, take, app.client)
     app.assistant(pane.middleware())
     return pane

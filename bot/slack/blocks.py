@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agent import REPLAY_NOTICE, Citation, OutcomeKind, RunResult, RunStatus, shorten
+from agent import REPLAY_NOTICE, Citation, OutcomeKind, RunResult, RunStatus, TerminationReason, shorten
 from bot.slack.feedback_blocks import feedback_block
 from bot.wording import InThread
 
@@ -60,6 +60,8 @@ _BOUNDARIES = (
     re.compile(r"\s"),
 )
 _ENTITY = re.compile(r"&[a-z]{0,3}$")
+# A stopped run's explanation names who stopped it as Slack's stop wrote them (`<@U…>`): shown as a mention.
+_STOPPED_BY = re.compile(r"^stopped by <@([UW][A-Z0-9]{1,20})>")
 
 
 @dataclass(frozen=True)
@@ -184,7 +186,7 @@ def _partial(result: RunResult) -> list[dict[str, Any]]:
     explanation = degraded.explanation if degraded else result.answer
     verified = degraded.verified if degraded else []
     parts = [
-        f"*{InThread.WHY}*\n{escape(explanation)}",
+        _why(result, explanation),
         _bullets(InThread.VERIFIED, verified),
         _bullets(InThread.UNCHECKED, degraded.unchecked if degraded else []),
         _bullets(InThread.FOUND if not verified else InThread.FOUND_MORE, degraded.known_facts if degraded else []),
@@ -193,6 +195,13 @@ def _partial(result: RunResult) -> list[dict[str, Any]]:
         _bullets(InThread.NEXT_STEPS, degraded.next_steps if degraded else []),
     ]
     return [block for part in parts if part for block in sections(part)]
+
+
+def _why(result: RunResult, explanation: str) -> str:
+    stopped = _STOPPED_BY.match(explanation)
+    if result.termination_reason is TerminationReason.STOPPED_BY_USER and stopped is not None:
+        return InThread.STOPPED_BY.format(person=f"<@{stopped.group(1)}>")
+    return f"*{InThread.WHY}*\n{escape(explanation)}"
 
 
 def _bullets(title: str, items: Sequence[str]) -> str:

@@ -2,6 +2,7 @@
 
     /parley runs [STATUS]   the newest runs you asked (a reviewer: everyone's), only of STATUS if given
     /parley show RUN_ID     one run, by id or a unique prefix of 6+ characters: to its asker or a reviewer
+    /parley stop [RUN_ID]   stop a run (your newest one without an id): its asker or a reviewer
     /parley help            how to use it
 
 The answer rides on the acknowledgement, which Slack wants within 3 seconds, so every read is bounded
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -64,6 +66,7 @@ USAGE = "\n".join(
         "`/parley runs` — your newest runs (reviewers see everyone's)",
         f"`/parley runs STATUS` — only the runs with that status: {VALID_STATUSES}",
         f"`/parley show RUN_ID` — one run in full (its id, or its first {MIN_PREFIX} or more characters)",
+        "`/parley stop [RUN_ID]` — stop a run under way (without an id: your newest one)",
         "`/parley help` — this help",
     ]
 )
@@ -80,12 +83,17 @@ class SlashCommand(BaseModel):
     text: str = ""
 
 
+# `/parley stop`: who typed it and its arguments → what they are told.
+StopCommand = Callable[[str, list[str]], Awaitable[str]]
+
+
 class ParleyCommand:
     """Answers `/parley …` from the store, for the person who typed it."""
 
-    def __init__(self, history: History, reviewers: Reviewers) -> None:
+    def __init__(self, history: History, reviewers: Reviewers, stop: StopCommand | None = None) -> None:
         self._history = history
         self._reviewers = reviewers
+        self._stop = stop
 
     async def on_command(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
         try:
@@ -106,6 +114,8 @@ class ParleyCommand:
                 return [await self._runs(user, arguments)]
             if verb.lower() == "show":
                 return await self._show(user, arguments)
+            if verb.lower() == "stop" and self._stop is not None:
+                return [_notice(await self._stop(user, arguments))]
         except HistoryUnavailable as exc:
             return [_notice(str(exc))]
         if verb.lower() == "help":
@@ -159,9 +169,11 @@ class ParleyCommand:
         return run_messages(trace)
 
 
-def register_commands(app: AsyncApp, history: History, reviewers: Reviewers) -> ParleyCommand:
+def register_commands(
+    app: AsyncApp, history: History, reviewers: Reviewers, stop: StopCommand | None = None
+) -> ParleyCommand:
     """Answer `/parley` (the command the app manifest declares)."""
-    command = ParleyCommand(history, reviewers)
+    command = ParleyCommand(history, reviewers, stop)
     app.command(COMMAND)(command.on_command)
     return command
 

@@ -127,3 +127,44 @@ def read_assistant_thread(body: dict[str, Any]) -> AssistantThread | Ignored:
         return AssistantEnvelope.model_validate(body).event.assistant_thread
     except ValidationError as exc:
         return Ignored(f"an assistant event without its thread ({exc.error_count()} problem(s))")
+
+
+class SessionStoppedEvent(BaseModel):
+    """`agent_session_stopped`: someone clicked the stop button of a thread's agent session."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    type: Literal["agent_session_stopped"]
+    channel: str
+    thread_ts: str
+    user: str
+    streaming_message_ts: list[str] = []  # the app's streams Slack stopped (empty when none was active)
+
+
+class SessionStoppedEnvelope(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    team_id: str
+    event: SessionStoppedEvent
+
+
+@dataclass(frozen=True)
+class SessionStopped:
+    """Who stopped which thread's session."""
+
+    user: str
+    conversation: Conversation
+
+    @property
+    def where(self) -> str:
+        return f"{self.conversation.channel}/{self.conversation.thread}"
+
+
+def read_session_stopped(body: dict[str, Any]) -> SessionStopped | Ignored:
+    """The thread and the person of an `agent_session_stopped` event; why not, when it names neither."""
+    try:
+        envelope = SessionStoppedEnvelope.model_validate(body)
+    except ValidationError as exc:
+        return Ignored(f"an agent_session_stopped event without its thread or person ({exc.error_count()} problem(s))")
+    event = envelope.event
+    return SessionStopped(event.user, Conversation(envelope.team_id, event.channel, event.thread_ts))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
@@ -41,6 +41,9 @@ OLDER_BACK, NEWER_ON = "← Older", "Newer →"
 _NEWER, _OLDER = "newer:", "older:"
 
 T = TypeVar("T")
+
+# Someone opened the app's Messages tab: the DM channel and the person.
+MessagesTabOpened = Callable[[str, str], Awaitable[None]]
 
 
 class HomePages(BaseModel):
@@ -78,10 +81,17 @@ class Window(Generic[T]):
 class HomeTab:
     """Builds and publishes the Home view of one person."""
 
-    def __init__(self, history: History, reviewers: Reviewers, gateway: SlackGateway) -> None:
+    def __init__(
+        self,
+        history: History,
+        reviewers: Reviewers,
+        gateway: SlackGateway,
+        messages_tab: MessagesTabOpened | None = None,
+    ) -> None:
         self._history = history
         self._reviewers = reviewers
         self._gateway = gateway
+        self._messages_tab = messages_tab
 
     async def on_opened(self, body: dict[str, Any]) -> None:
         try:
@@ -89,8 +99,11 @@ class HomeTab:
         except ValidationError as exc:
             log.info("ignored an app_home_opened event Parley cannot read (%s problem(s))", exc.error_count())
             return
-        if opened.tab == "home":  # the Messages tab is the DM: nothing to publish
+        if opened.tab == "home":
             await self.publish(opened.user, HomePages())
+        elif opened.tab == "messages" and opened.channel and self._messages_tab is not None:
+            # The agent messaging experience: the Messages tab is where people ask (its prompts are offered).
+            await self._messages_tab(opened.channel, opened.user)
 
     async def on_page(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()
@@ -147,10 +160,17 @@ class HomeTab:
         return _view(blocks, pages)
 
 
-def register_home(app: AsyncApp, history: History, reviewers: Reviewers, gateway: SlackGateway) -> HomeTab:
-    """Publish the Home tab when someone opens it, and again on its page buttons. Call it before registering
-    any catch-all event listener: bolt hands an event to the first listener that matches."""
-    home = HomeTab(history, reviewers, gateway)
+def register_home(
+    app: AsyncApp,
+    history: History,
+    reviewers: Reviewers,
+    gateway: SlackGateway,
+    messages_tab: MessagesTabOpened | None = None,
+) -> HomeTab:
+    """Publish the Home tab when someone opens it, and again on its page buttons; an opened Messages tab goes to
+    `messages_tab`. Call it before registering any catch-all event listener: bolt hands an event to the first
+    listener that matches."""
+    home = HomeTab(history, reviewers, gateway, messages_tab)
     app.event("app_home_opened")(home.on_opened)
     app.action(PAGE_ACTIONS)(home.on_page)
     return home
@@ -218,6 +238,7 @@ class _Event(BaseModel):
 
     type: Literal["app_home_opened"]
     user: str
+    channel: str | None = None  # the app's DM with the person
     tab: str | None = None
 
 

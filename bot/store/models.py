@@ -346,6 +346,18 @@ class OwnerRecord(Base):
     stopped_at: Mapped[datetime | None]
 
 
+class StopRecord(Base):
+    """A person asked for a queued or running run to stop: the process holding the run reads it and stops it (the
+    first request is kept; a run has at most one)."""
+
+    __tablename__ = "stop_requests"
+
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    actor: Mapped[str] = mapped_column(String(128))  # as the audit log names people: "slack:U…", "cli:ada"
+    shown_as: Mapped[str] = mapped_column(String(128))  # as the run's answer names them: "<@U…>"
+    at: Mapped[datetime]
+
+
 class AuditEvent(Base):
     """Append-only: every status change with its actor and time."""
 

@@ -99,6 +99,8 @@ class AuditAction(StrEnum):
     # thread already shows it (a live process found it; `detail.outcome` says which).
     RUN_RECOVERED = "run_recovered"
     RESUME_REFUSED = "resume_refused"  # approved, but its saved state could not be resumed
+    STOP_REQUESTED = "stop_requested"  # a person asked for the run to stop (a stop button, a command)
+    STOP_REFUSED = "stop_refused"  # someone who may not stop the run tried to
     REVIEW_APPROVED = "review_approved"
     REVIEW_REJECTED = "review_rejected"
     REVIEW_EXPIRED = "review_expired"

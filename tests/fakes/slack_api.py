@@ -7,7 +7,9 @@ and are answered from a `FakeWorkspace` that remembers what was posted. Tests re
 failures: `fail_next` (429 with Retry-After, `ok: false`, 5xx) and `limit_rate` (429 past a call budget).
 A wrong token gets `invalid_auth`, a method the fake lacks `unknown_method`, so a gap fails loudly.
 Streaming (`chat.startStream` / `appendStream` / `stopStream`) is answered only with `streaming=True`; without
-it the fake is a workspace that does not have it (`unknown_method`). `refuse` makes a method fail for good.
+it the fake is a workspace that does not have it (`unknown_method`). Agent sessions (`agents.sessions.setStatus` /
+`rename`, and `chat.stopStream`'s `session_status`) are answered like Slack; `refuse` makes a method fail for good
+(a workspace without sessions: `refuse("agents.sessions.setStatus", "unknown_method")`).
 """
 
 from __future__ import annotations
@@ -141,10 +143,16 @@ class FakeSlackApi:
         with self._lock:
             return self._workspace.thread_status(channel, thread_ts)
 
-    def suggested_prompts(self, channel: str, thread_ts: str) -> dict[str, Any] | None:
-        """The assistant thread's suggested prompts as last set: `{"title": …, "prompts": [{title, message}]}`."""
+    def suggested_prompts(self, channel: str, thread_ts: str | None) -> dict[str, Any] | None:
+        """The assistant thread's suggested prompts as last set: `{"title": …, "prompts": [{title, message}]}`;
+        with `thread_ts` None, the Messages tab's (set without a thread)."""
         with self._lock:
             return self._workspace.suggested_prompts(channel, thread_ts)
+
+    def session(self, channel: str, thread_ts: str) -> dict[str, Any] | None:
+        """The thread's agent session (agents.sessions.*): `status`, `title`, `initiator_user_id`, `statuses`."""
+        with self._lock:
+            return self._workspace.session(channel, thread_ts)
 
     def thread_title(self, channel: str, thread_ts: str) -> str | None:
         """The assistant thread's title as last set (None when never set)."""

@@ -16,7 +16,7 @@ import json
 import re
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
@@ -246,6 +246,22 @@ def assistant_message(
     opened) is the bot's."""
     event = _user_message(text, user=user, channel=channel, ts=ts, thread_ts=thread_ts, channel_type="im")
     event |= {"parent_user_id": BOT_USER_ID, "user_team": TEAM_ID, "source_team": TEAM_ID}
+    return event_callback(event)
+
+
+def agent_session_stopped(
+    *, thread_ts: str, user: str = ASKER, channel: str = DM_CHANNEL, streaming_message_ts: Sequence[str] = ()
+) -> dict[str, Any]:
+    """`user` clicked the native stop button of the agent session of `thread_ts`'s thread (shown while it is
+    `processing`). `streaming_message_ts` lists the app's streams Slack stopped: empty when none was active."""
+    event = {
+        "channel": channel,
+        "event_ts": next_ts(),
+        "streaming_message_ts": list(streaming_message_ts),
+        "thread_ts": thread_ts,
+        "type": "agent_session_stopped",
+        "user": user,
+    }
     return event_callback(event)
 
 

@@ -1,5 +1,5 @@
-"""FakeWorkspace: what Slack remembers behind FakeSlackApi — messages, thread statuses, users, user groups,
-views.
+"""FakeWorkspace: what Slack remembers behind FakeSlackApi — messages, thread statuses, agent sessions, users,
+user groups, views.
 
 It answers the Web API methods the bot uses from that memory, as Slack would (`ok: false` with Slack's error
 codes via `SlackError`). It knows only what was posted through the fake or seeded with `add_message`,
@@ -23,6 +23,8 @@ BOT_USER_ID = "UBOT"
 BOT_ID = "BBOT"
 BOT_TOKEN = "xoxb-test"
 
+# agents.sessions.setStatus: a session's lifecycle; `processing` shows Slack's native stop button.
+SESSION_STATUSES = ("processing", "active", "suspended", "closed")
 MAX_SUGGESTED_PROMPTS = 4  # assistant.threads.setSuggestedPrompts: "up to four suggested prompts"
 _REPLIES_PAGE = 1000  # conversations.replies' documented default `limit`
 
@@ -68,6 +70,8 @@ class FakeWorkspace:
         self._statuses: dict[tuple[str, str], str] = {}  # (channel, thread_ts) → assistant status
         self._prompts: dict[tuple[str, str], dict[str, Any]] = {}  # (channel, thread_ts) → {title, prompts}
         self._titles: dict[tuple[str, str], str] = {}  # (channel, thread_ts) → the assistant thread's title
+        # (channel, thread_ts) → the agent session: {"status", "title", "initiator_user_id", "statuses": [every one]}
+        self._sessions: dict[tuple[str, str], dict[str, Any]] = {}
         self._users: dict[str, dict[str, Any]] = {}
         self._views: dict[str, dict[str, Any]] = {}
         self._view_count = 0
@@ -85,6 +89,8 @@ class FakeWorkspace:
             "chat.startStream": self._start_stream,
             "chat.appendStream": self._append_stream,
             "chat.stopStream": self._stop_stream,
+            "agents.sessions.setStatus": self._session_set_status,
+            "agents.sessions.rename": self._session_rename,
             "users.info": self._users_info,
             "conversations.replies": self._replies,
             "views.open": self._views_open,
@@ -131,9 +137,16 @@ class FakeWorkspace:
         """The assistant status shown in the thread now; None when never set, cleared, or ended by a reply."""
         return self._statuses.get((channel, thread_ts)) or None
 
-    def suggested_prompts(self, channel: str, thread_ts: str) -> dict[str, Any] | None:
-        """The last assistant.threads.setSuggestedPrompts of the thread: `{"title": …, "prompts": [...]}`."""
-        found = self._prompts.get((channel, thread_ts))
+    def suggested_prompts(self, channel: str, thread_ts: str | None) -> dict[str, Any] | None:
+        """The last assistant.threads.setSuggestedPrompts of the thread: `{"title": …, "prompts": [...]}`; with
+        `thread_ts` None, those of the Messages tab (set without a thread, above the composer)."""
+        found = self._prompts.get((channel, thread_ts or ""))
+        return copy.deepcopy(found) if found is not None else None
+
+    def session(self, channel: str, thread_ts: str) -> dict[str, Any] | None:
+        """The thread's agent session: its `status`, `title`, `initiator_user_id` and every status it was set to
+        (`statuses`, oldest first); None when none was ever set."""
+        found = self._sessions.get((channel, thread_ts))
         return copy.deepcopy(found) if found is not None else None
 
     def thread_title(self, channel: str, thread_ts: str) -> str | None:
@@ -261,6 +274,8 @@ class FakeWorkspace:
                 message[name] = params[name]
         message["streaming"] = False
         self._statuses.pop((channel, message["thread_ts"]), None)  # the reply is complete: Slack ends the status
+        if params.get("session_status") is not None:  # ending the stream moves the thread's session too
+            self._move_session(channel, message["thread_ts"], params["session_status"])
         return {"channel": channel, "ts": ts, "message": copy.deepcopy(message)}
 
     def _streamed(self, params: dict[str, Any]) -> tuple[str, str, Message]:
@@ -283,7 +298,8 @@ class FakeWorkspace:
 
     def _set_suggested_prompts(self, params: dict[str, Any]) -> dict[str, Any]:
         channel = _required(params, "channel_id", error="channel_not_found")
-        thread_ts = _required(params, "thread_ts", error="invalid_thread_ts")  # the assistant view needs it
+        # No thread: the Messages tab's prompts (the agent messaging experience); the assistant pane names one.
+        thread_ts = str(params.get("thread_ts") or "")
         prompts = params.get("prompts")
         if not isinstance(prompts, list) or not 1 <= len(prompts) <= MAX_SUGGESTED_PROMPTS:
             raise SlackError("invalid_arguments")
@@ -293,6 +309,36 @@ class FakeWorkspace:
         shown = [{"title": str(p["title"]), "message": str(p["message"])} for p in prompts]
         self._prompts[(channel, thread_ts)] = {"title": params.get("title"), "prompts": shown}
         return {}
+
+    def _session_set_status(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Set a thread's session status, creating the session when needed (its title and initiator come then)."""
+        channel = _required(params, "channel_id", error="channel_not_found")
+        thread_ts = _required(params, "thread_ts", error="invalid_thread_ts")
+        session = self._move_session(channel, thread_ts, params.get("status"))
+        for name in ("title", "initiator_user_id"):
+            if params.get(name):
+                session[name] = str(params[name])
+        return {}
+
+    def _session_rename(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel = _required(params, "channel_id", error="channel_not_found")
+        thread_ts = _required(params, "thread_ts", error="invalid_thread_ts")
+        title = _required(params, "title")
+        session = self._sessions.get((channel, thread_ts))
+        if session is None:
+            raise SlackError("session_not_found")
+        session["title"] = title
+        return {}
+
+    def _move_session(self, channel: str, thread_ts: str, status: Any) -> dict[str, Any]:
+        if status not in SESSION_STATUSES:
+            raise SlackError("invalid_status")
+        session = self._sessions.setdefault(
+            (channel, thread_ts), {"status": None, "title": None, "initiator_user_id": None, "statuses": []}
+        )
+        session["status"] = status
+        session["statuses"].append(status)
+        return session
 
     def _set_title(self, params: dict[str, Any]) -> dict[str, Any]:
         channel = _required(params, "channel_id", error="channel_not_found")

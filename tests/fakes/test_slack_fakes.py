@@ -154,7 +154,6 @@ async def test_slack_api_assistant_methods_refuse_what_slack_refuses(
         client.assistant_threads_setSuggestedPrompts(
             channel_id="D0ASKER", thread_ts="1.000001", prompts=[{"title": "no message"}]
         ),
-        client.assistant_threads_setSuggestedPrompts(channel_id="D0ASKER", prompts=five[:1]),
         client.assistant_threads_setTitle(channel_id="D0ASKER", thread_ts="1.000001", title=""),
     ]
     errors = []
@@ -163,8 +162,51 @@ async def test_slack_api_assistant_methods_refuse_what_slack_refuses(
             await call
         errors.append(refused.value.response["error"])
 
-    assert errors == ["invalid_arguments", "invalid_arguments", "invalid_thread_ts", "invalid_arguments"]
+    assert errors == ["invalid_arguments", "invalid_arguments", "invalid_arguments"]
     assert slack.suggested_prompts("D0ASKER", "1.000001") is None and slack.thread_title("D0ASKER", "1.000001") is None
+
+
+async def test_slack_api_messages_tab_prompts_need_no_thread(slack: FakeSlackApi, client: AsyncWebClient) -> None:
+    prompts = [{"title": "Weather", "message": "What's the weather in Paris?"}]
+    await client.assistant_threads_setSuggestedPrompts(channel_id="D0ASKER", prompts=prompts, title="Try asking")
+
+    assert slack.suggested_prompts("D0ASKER", None) == {"title": "Try asking", "prompts": prompts}
+    assert slack.suggested_prompts("D0ASKER", "1.000001") is None  # above the composer, not in a thread
+
+
+async def test_slack_api_agent_sessions_move_through_their_statuses(slack: FakeSlackApi) -> None:
+    with FakeSlackApi(streaming=True) as streaming:
+        client = AsyncWebClient(token=BOT_TOKEN, base_url=f"{streaming.base_url}/")
+        await client.agents_sessions_setStatus(
+            channel_id="D0ASKER", thread_ts="1.000001", status="processing", title="Weather", initiator_user_id="U1"
+        )
+        await client.agents_sessions_rename(channel_id="D0ASKER", thread_ts="1.000001", title="Weather in Paris")
+        started = await client.chat_startStream(channel="D0ASKER", thread_ts="1.000001")
+        await client.chat_stopStream(channel="D0ASKER", ts=started["ts"], session_status="active")
+        refusals = [
+            client.agents_sessions_setStatus(channel_id="D0ASKER", thread_ts="1.000001", status="thinking"),
+            client.agents_sessions_setStatus(channel_id="D0ASKER", status="closed"),
+            client.agents_sessions_rename(channel_id="D0ASKER", thread_ts="2.000001", title="never opened"),
+        ]
+        errors = []
+        for call in refusals:
+            with pytest.raises(SlackApiError) as refused:
+                await call
+            errors.append(refused.value.response["error"])
+
+        assert streaming.session("D0ASKER", "1.000001") == {
+            "status": "active",
+            "title": "Weather in Paris",
+            "initiator_user_id": "U1",
+            "statuses": ["processing", "active"],
+        }
+        assert errors == ["invalid_status", "invalid_thread_ts", "session_not_found"]
+        assert streaming.session("D0ASKER", "2.000001") is None
+    slack.refuse("agents.sessions.setStatus", "unknown_method")  # a workspace without agent sessions
+    with pytest.raises(SlackApiError, match="unknown_method"):
+        await AsyncWebClient(token=BOT_TOKEN, base_url=f"{slack.base_url}/").agents_sessions_setStatus(
+            channel_id="D0ASKER", thread_ts="1.000001", status="processing"
+        )
 
 
 async def test_slack_api_streams_a_message_with_tasks_then_stops_it(slack: FakeSlackApi) -> None:

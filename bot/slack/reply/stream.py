@@ -23,7 +23,7 @@ from bot.slack.blocks import SlackMessage
 from bot.slack.gateway import SlackFailure, slack_call
 from bot.slack.reply.chunks import markdown_of, progress_chunks
 from bot.slack.reply.medium import Media, unsupported
-from bot.slack.reply.progress import RunProgress
+from bot.slack.reply.progress import RunProgress, TaskKind, TaskStatus
 from bot.slack.reply.throttle import DEFAULT_MIN_INTERVAL_S, Throttle
 from bot.slack.reply.updates import ThreadReply
 from bot.wording import InThread
@@ -63,6 +63,7 @@ class StreamReply:
         self._sent: dict[str, int] = {}  # task id → the version the stream shows
         self._finished = False
         self._fallback: ThreadReply | None = None
+        self._calls_shown = False  # the first tool calls under way were sent (unthrottled)
 
     @property
     def streaming(self) -> bool:
@@ -100,6 +101,12 @@ class StreamReply:
         if self._finished:
             return
         self._progress, self._waiting = progress, True
+        if not self._calls_shown and _calls_running(progress):
+            # The plan and the first calls, at once: with a real model a call is often over before the interval
+            # is, and its task would never be seen in progress. Throttled as usual from then on.
+            self._calls_shown = True
+            await self._send_latest()
+            return
         await self._throttle.ask()
 
     async def finish(self, messages: Sequence[SlackMessage]) -> None:
@@ -201,3 +208,7 @@ class StreamReply:
             self._client, self.channel, self.thread_ts, min_interval_s=self._throttle.interval_s
         )
         return self._fallback
+
+
+def _calls_running(progress: RunProgress) -> bool:
+    return any(t.kind is TaskKind.TOOL_CALL and t.status is TaskStatus.IN_PROGRESS for t in progress.tasks.values())

@@ -9,13 +9,14 @@ progress, marked as the run's end (`marks`), and the status is cleared.
 
 from __future__ import annotations
 
-from agent import DecisionKind, Recorder, RunResult, StepDecided, TraceEvent
+from agent import DecisionKind, Recorder, RunResult, RunStatus, StepDecided, TraceEvent
 from bot.core import Ask, Conversation, Stop
 from bot.slack.blocks import SlackMessage, answer_messages, failure_message, progress_blocks, queued_message
 from bot.slack.gateway import SlackGateway
 from bot.slack.reply.marks import mark_ended
 from bot.slack.reply.medium import Media, Medium, StreamingMode
 from bot.slack.reply.progress import RunProgress
+from bot.slack.reply.session import Sessions, SessionStatus
 from bot.slack.reply.status import ThreadStatus
 from bot.slack.reply.stream import StreamReply
 from bot.slack.reply.throttle import DEFAULT_MIN_INTERVAL_S
@@ -46,11 +47,13 @@ class SlackReplies:
         self._gateway = gateway
         self._interval = min_interval_s
         self.media = Media(streaming)
+        self.sessions = Sessions(gateway.client)
 
     def reply(self, ask: Ask, *, queued: bool, placeholder: str | None) -> SlackReply:
         place = _place(ask)
         status = ThreadStatus(self._gateway.client, self.media, place.workspace, place.channel, place.thread)
-        return SlackReply(self._message(ask, place, placeholder, queued=queued), ask.question, status)
+        message = self._message(ask, place, placeholder, queued=queued)
+        return SlackReply(message, ask, status, self.sessions)
 
     async def tell(self, ask: Ask, problem: str) -> None:
         place = _place(ask)
@@ -77,11 +80,13 @@ class SlackReplies:
 class SlackReply:
     """One run's message and status line in its thread."""
 
-    def __init__(self, message: RunMessage, question: str, status: ThreadStatus) -> None:
+    def __init__(self, message: RunMessage, ask: Ask, status: ThreadStatus, sessions: Sessions) -> None:
         self._message = message
-        self._question = question
+        self._ask = ask
+        self._question = ask.question
         self._status = status
-        self._progress = SlackProgress(message, question, status)
+        self._sessions = sessions
+        self._progress = SlackProgress(message, ask.question, status)
 
     @property
     def watcher(self) -> Recorder:
@@ -92,22 +97,29 @@ class SlackReply:
         return await self._message.announce(shown)
 
     async def working(self) -> None:
+        await self._sessions.move(
+            _place(self._ask), SessionStatus.PROCESSING, question=self._question, asker=self._ask.asker
+        )
         await self._status.show(InThread.STATUS_WORKING)
 
     async def finish(self, result: RunResult) -> None:
         self._progress.state.close_checks()  # the run ended: what it checked last passed or ended it
         messages = answer_messages(result, feedback=True)
-        await self._end(mark_ended(messages, result.run_id, result.status, result.termination_reason))
+        waits = result.status is RunStatus.AWAITING_REVIEW  # a person looks at it; else a follow-up may come
+        session = SessionStatus.SUSPENDED if waits else SessionStatus.ACTIVE
+        await self._end(mark_ended(messages, result.run_id, result.status, result.termination_reason), session)
 
     async def stop(self, why: Stop, run_id: str) -> None:
         reason = why.reason
-        await self._end(mark_ended([failure_message(STOPPED[why], run_id)], run_id, reason.status, reason))
+        stopped = [failure_message(STOPPED[why], run_id)]
+        await self._end(mark_ended(stopped, run_id, reason.status, reason), SessionStatus.ACTIVE)
 
-    async def _end(self, messages: list[SlackMessage]) -> None:
+    async def _end(self, messages: list[SlackMessage], session: SessionStatus) -> None:
         try:
             await self._message.finish(messages)
         finally:
             await self._status.clear()
+            await self._sessions.move(_place(self._ask), session)
 
 
 class SlackProgress:

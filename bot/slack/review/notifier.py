@@ -13,10 +13,19 @@ from typing import Any
 
 from agent import RunResult, TerminationReason
 from bot.age import age
-from bot.core import Escalated, EscalationKind, EscalationStatus, Posted, ReviewConfig, ShownEnd, StoredRun
+from bot.core import (
+    Escalated,
+    EscalationKind,
+    EscalationStatus,
+    Posted,
+    ReviewConfig,
+    ShownEnd,
+    StoredRun,
+)
 from bot.slack.blocks import SlackMessage, answer_messages
 from bot.slack.gateway import SlackFailure, SlackGateway, slack_call
 from bot.slack.reply.marks import mark_ended, shown_end
+from bot.slack.reply.session import Sessions, SessionStatus
 from bot.slack.review.blocks import (
     expiry,
     held_decided,
@@ -38,10 +47,18 @@ UNREADABLE_THREAD = {"missing_scope", "not_in_channel", "channel_not_found", "th
 class SlackNotifier:
     """Tells reviewers in their channel and askers in their threads."""
 
-    def __init__(self, gateway: SlackGateway, config: ReviewConfig, *, channel: str | None = None) -> None:
+    def __init__(
+        self,
+        gateway: SlackGateway,
+        config: ReviewConfig,
+        *,
+        channel: str | None = None,
+        sessions: Sessions | None = None,
+    ) -> None:
         self._gateway = gateway
         self._config = config
         self.review_channel = channel or config.channel
+        self._sessions = sessions
 
     async def post_escalation(self, escalated: Escalated, channel: str) -> Posted | None:
         """The reviewer message in `channel`; held arguments too long for it follow in its thread."""
@@ -78,11 +95,18 @@ class SlackNotifier:
             await self._settle_held_notice(escalated)  # first: what follows below then reads as its sequel
         if esc.status is EscalationStatus.APPROVED and esc.final_answer is not None:
             await self._tell_thread(run, reviewed_answer(esc.final_answer, esc.decided_by or "?", run.id))
+            await self._move_session(run, SessionStatus.ACTIVE)  # answered by the reviewer: a follow-up may come
         elif esc.status is EscalationStatus.REJECTED:
             await self._tell_thread(run, rejection(esc.decision_reason or "", esc.decided_by or "?", run.id))
+            await self._move_session(run, SessionStatus.CLOSED)
         elif esc.status is EscalationStatus.EXPIRED and esc.kind is not EscalationKind.FEEDBACK:
             # (a 👎 nobody looked at: the answer stands as it was given)
             await self._tell_thread(run, expiry(self._config.expire_after_hours, run.id))
+            await self._move_session(run, SessionStatus.CLOSED)
+
+    async def _move_session(self, run: StoredRun, status: SessionStatus) -> None:
+        if self._sessions is not None and run.conversation is not None:
+            await self._sessions.move(run.conversation, status)
 
     async def resumed(self, run: StoredRun, result: RunResult) -> None:
         """An approved run that went on away from Slack (`parley review approve`): its thread sees the end."""

@@ -30,7 +30,7 @@ from tests.serving import free_port, server_process, terminate
 QUESTION = "What is 47 times 12, and please show me how you worked it out step by step?"
 FOLLOW_UP = "And what is that times 2?"
 SENTINEL = "What is 6 times 7?"
-MANIFEST = Path(__file__).resolve().parents[3] / "config" / "slack-manifest.yaml"
+MANIFEST = Path(__file__).resolve().parents[3] / "config" / "slack-manifest-assistant-view.yaml"
 TITLE = "What is 47 times 12, and please show me how you worked it o…"  # 60 characters, cut with "…"
 
 

@@ -22,6 +22,7 @@ from bot.slack.feedback_blocks import feedback_block
 from bot.slack.reply.chunks import markdown_of
 from bot.slack.reply.marks import ENDED
 from bot.wording import InThread
+from tests.agent.toolbox import Hang, ScriptedTool
 from tests.bot.slack.harness import EVERY_STATE, ByQuestion, Gated, calculation, running_bot, scripted
 from tests.bot.slack.seen import answer_in, runs, shown, versions_of
 from tests.bot.slack.test_blocks import degraded_result, make_result, refused_result
@@ -153,12 +154,30 @@ async def test_stream_appends_are_throttled_to_one_per_interval(db, streaming_sl
         assert (await bot.post(body)).status_code == 200
         message = await streamed_reply(slack, body["event"]["ts"])
 
-    sent = [*slack.calls("chat.startStream"), *slack.calls("chat.appendStream")]
+    # The first append (the plan and the first call under way) goes at once; from there, one per interval.
+    sent = slack.calls("chat.appendStream")
     assert len(sent) >= 2
     gaps = [later.received_at - earlier.received_at for earlier, later in itertools.pairwise(sent)]
     assert min(gaps) >= interval * 0.8, gaps  # no more than one append per interval (a generous lower bound)
     # Coalesced, not lost: every task ends at its latest state.
     assert [t["status"] for t in message["tasks"] if t["title"].startswith("calculator(")] == ["complete"] * 3
+
+
+async def test_the_first_call_is_seen_in_progress_however_long_the_interval(db, streaming_slack, llm_server):
+    """With a real model the first call is often over before the interval is: the first append does not wait for
+    it, so the call's task is seen `in_progress` while it runs."""
+    slack = streaming_slack
+    archive = ScriptedTool("slow_archive", [Hang(1.0, {"note": "filed"})], timeout_s=10)
+    llm_server.respond_with(scripted({"tool": "slow_archive", "args": {}}, {"final": "filed [1]"}))
+    body = app_mention(QUESTION)
+    async with running_bot(db, slack, llm_server.base_url, tools=(archive,), update_interval_s=5.0) as bot:
+        assert (await bot.post(body)).status_code == 200
+        await streamed_reply(slack, body["event"]["ts"])
+
+    [first, *_] = slack.calls("chat.appendStream")
+    [task] = [c for c in chunks_of([first], "task_update") if c["title"].startswith("slow_archive(")]
+    assert task["status"] == "in_progress"
+    assert len(archive.calls) == 1
 
 
 @pytest.mark.parametrize("error", ["not_allowed", "unknown_method"])

@@ -33,8 +33,9 @@ from tests.bot.store.recording import fetch
 
 NOW = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 STORE_TABLES = {table.name for table in Base.metadata.sorted_tables}
-TABLES_0004 = STORE_TABLES - {"run_owners", "feedback"}  # the tables at revisions 0003 and 0004
-TABLES_0005 = STORE_TABLES - {"feedback"}
+TABLES_0004 = STORE_TABLES - {"run_owners", "feedback", "stop_requests"}  # the tables at revisions 0003 and 0004
+TABLES_0005 = STORE_TABLES - {"feedback", "stop_requests"}
+TABLES_0007 = STORE_TABLES - {"stop_requests"}
 TRIGGERS = {"postgresql": {"audit_events_append_only"}, "sqlite": {"audit_events_no_update", "audit_events_no_delete"}}
 
 
@@ -487,7 +488,7 @@ async def test_schema_0007_gives_feedback_escalations_their_own_kind_and_keeps_e
         with pytest.raises(IntegrityError, match="ck_audit_events_action"):
             async with db.engine.begin() as conn:
                 await conn.execute(text(failed + "'run_failed', '{}')"))
-        before = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in STORE_TABLES}
+        before = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0007}
 
         await upgrade(db, "0007")
         kinds = await fetch(db, "SELECT reason, kind FROM escalations ORDER BY id")
@@ -505,7 +506,7 @@ async def test_schema_0007_gives_feedback_escalations_their_own_kind_and_keeps_e
                 await conn.execute(text("DELETE FROM audit_events"))
 
         await downgrade(db, "0006")
-        after = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in STORE_TABLES}
+        after = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0007}
     finally:
         await db.aclose()
 
@@ -514,3 +515,52 @@ async def test_schema_0007_gives_feedback_escalations_their_own_kind_and_keeps_e
     assert kept["action"] == "run_cancelled"
     after["audit_events"] = [event for event in after["audit_events"] if event["actor"] != "x"]
     assert after == before
+
+
+@pytest.mark.parametrize("backend", ["postgresql", "sqlite"])
+async def test_schema_0011_adds_stop_requests_and_the_reason_and_keeps_every_row(
+    backend: str, make_pg_database: MakeDatabase, tmp_path: Path
+) -> None:
+    """0011 takes `stopped_by_user` and the stop actions, and a stop request per run, keeping every row it finds
+    (on SQLite too, where `runs` is not recreated); a downgrade gives the nearest 0007 values back."""
+    url = pg_url_of(await make_pg_database()) if backend == "postgresql" else f"sqlite:///{tmp_path / 'old.db'}"
+    stopped = "UPDATE runs SET termination_reason = 'stopped_by_user' WHERE id = 'run-1'"
+    requested = "INSERT INTO audit_events (run_id, at, actor, action, detail) VALUES ('run-1', CURRENT_TIMESTAMP, 'x', "
+    db = connect(url)
+    try:
+        await upgrade(db, "0007")
+        await seed(db)
+        with pytest.raises(IntegrityError, match="ck_runs_termination_reason"):
+            async with db.engine.begin() as conn:
+                await conn.execute(text(stopped))
+        before = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0007}
+
+        await upgrade(db, "0011")
+        kept = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0007}
+        async with db.engine.begin() as conn:
+            await conn.execute(text(stopped))
+            await conn.execute(text(requested + "'stop_requested', '{}')"))
+            await conn.execute(
+                text(
+                    "INSERT INTO stop_requests (run_id, actor, shown_as, at) "
+                    "VALUES ('run-1', 'x', 'x', CURRENT_TIMESTAMP)"
+                )
+            )
+        with pytest.raises(IntegrityError, match="ck_runs_termination_reason"):  # still a closed vocabulary
+            async with db.engine.begin() as conn:
+                await conn.execute(text("UPDATE runs SET termination_reason = 'bored' WHERE id = 'run-1'"))
+        with pytest.raises(DBAPIError, match="append-only"):
+            async with db.engine.begin() as conn:
+                await conn.execute(text("DELETE FROM audit_events"))
+
+        await downgrade(db, "0007")
+        after = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0007}
+        assert await table_names(db) == TABLES_0007 | {"alembic_version"}
+    finally:
+        await db.aclose()
+
+    assert kept == before
+    [run] = [run for run in after["runs"] if run["id"] == "run-1"]
+    assert run["termination_reason"] == "cancelled"
+    [event] = [event for event in after["audit_events"] if event["actor"] == "x"]
+    assert event["action"] == "run_cancelled"
