@@ -8,7 +8,7 @@ there the constraint's text is edited in the schema as SQLite documents for such
 schema version bumped); PostgreSQL replaces the constraint.
 
 Revision ID: 0011
-Revises: 0007
+Revises: 0010
 Create Date: 2026-12-06 09:00:00
 """
 
@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0011"
-down_revision = "0007"
+down_revision = "0010"
 branch_labels = None
 depends_on = None
 

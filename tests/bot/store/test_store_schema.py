@@ -33,9 +33,10 @@ from tests.bot.store.recording import fetch
 
 NOW = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 STORE_TABLES = {table.name for table in Base.metadata.sorted_tables}
-TABLES_0004 = STORE_TABLES - {"run_owners", "feedback", "stop_requests"}  # the tables at revisions 0003 and 0004
-TABLES_0005 = STORE_TABLES - {"feedback", "stop_requests"}
-TABLES_0007 = STORE_TABLES - {"stop_requests"}
+ADDED_AFTER_0007 = {"stop_requests"}  # the tables later revisions add
+TABLES_0007 = STORE_TABLES - ADDED_AFTER_0007
+TABLES_0004 = TABLES_0007 - {"run_owners", "feedback"}  # the tables at revisions 0003 and 0004
+TABLES_0005 = TABLES_0007 - {"feedback"}
 TRIGGERS = {"postgresql": {"audit_events_append_only"}, "sqlite": {"audit_events_no_update", "audit_events_no_delete"}}
 
 
