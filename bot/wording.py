@@ -118,6 +118,10 @@ class InStop:
     NOTHING_RUNNING = "Nothing is running there: there is nothing to stop."
     NOTHING_OF_YOURS = "You have no run to stop."
     REFUSED = "Only the person who asked, or a reviewer, can stop run `{run}`."
+    ELSEWHERE = (
+        "Run `{run}` is under way in a `parley` command, not in Parley's server: it can only be stopped where it "
+        "runs (Ctrl-C). Nothing was changed."
+    )
     UNAVAILABLE = "I could not stop it: Parley's database cannot be reached. Try again in a moment."
     NEED_ONE = "`/parley stop` takes at most one run id."
 

@@ -45,6 +45,7 @@ from bot.store import (
     EscalationKind,
     FeedbackVerdict,
     RunOrigin,
+    RunSource,
     Settled,
     StoredRun,
     StoreRecorder,
@@ -106,6 +107,7 @@ class StopOutcome(StrEnum):
     ALREADY = "already"  # someone asked first: nothing more changes
     NOTHING_RUNNING = "nothing_running"  # nothing there a stop could change: acknowledged, nothing changes
     REFUSED = "refused"  # neither the asker nor a reviewer: refused, written to the audit log
+    ELSEWHERE = "elsewhere"  # under way in a `parley` command, not in a server: only it can stop it (Ctrl-C)
 
 
 @dataclass(frozen=True)
@@ -346,6 +348,8 @@ class RunService:
             why = "only the person who asked, or a reviewer, may stop a run"
             await stops.note_stop_refused(self._db, run.id, stopper.actor, why)
             return Stopping(StopOutcome.REFUSED, run)
+        if run.source is not RunSource.SLACK and run.status is not RunStatus.AWAITING_REVIEW:
+            return Stopping(StopOutcome.ELSEWHERE, run)  # no server's pool holds it: nothing would read the request
         if not await stops.request_stop(self._db, run, actor=stopper.actor, shown_as=stopper.shown_as):
             return Stopping(StopOutcome.ALREADY, run)
         if self.pool is not None:

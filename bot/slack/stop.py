@@ -101,5 +101,7 @@ def _told(stopping: Stopping) -> str:
         return InStop.NOTHING_RUNNING
     if stopping.outcome is StopOutcome.ALREADY:
         return InStop.ALREADY.format(run=run_id)
+    if stopping.outcome is StopOutcome.ELSEWHERE:
+        return InStop.ELSEWHERE.format(run=run_id)
     held = run.status is RunStatus.AWAITING_REVIEW
     return (InStop.REQUESTED_HELD if held else InStop.REQUESTED).format(run=run_id)

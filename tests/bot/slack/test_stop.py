@@ -5,9 +5,12 @@ where nothing runs, changes nothing; `/parley stop` does the same for the older 
 
 from __future__ import annotations
 
+import asyncio
+
 from sqlalchemy import select
 
 from bot.core import ReviewConfig
+from bot.store import RunOrigin, RunSource
 from bot.store.models import AuditEvent
 from tests.agent.toolbox import Hang, ScriptedTool
 from tests.bot.slack.harness import ByQuestion, calculation, question_of, running_bot, scripted
@@ -186,3 +189,25 @@ async def test_a_queued_run_is_stopped_at_once_and_runs_nothing(db, slack_api, l
     assert (queued.status, queued.termination_reason, queued.tool_calls) == ("degraded", "stopped_by_user", 0)
     asked = [question_of(body) for body in llm_server.chat_requests]
     assert QUESTION in asked and "What is 6 times 7?" not in asked  # the model was never asked the stopped one
+
+
+async def test_a_command_line_run_is_not_said_to_stop_from_slack(db, slack_api, llm_server):
+    """A run under way in a `parley ask` process (here: asked through the service as the command line asks)
+    has no server's pool to read a stop: `/parley stop RUN_ID` says so, and records nothing."""
+    llm_server.respond_with(llm())
+    archive = slow_archive()
+    review = ReviewConfig(reviewers=(REVIEWER,))
+    async with running_bot(db, slack_api, llm_server.base_url, tools=("calculator", archive), review=review) as bot:
+        origin = RunOrigin(RunSource.CLI, "cli:someone")
+        asking = asyncio.create_task(bot.bot.service.ask(QUESTION, origin))
+        try:
+            await slack_api.wait_for_async(lambda: archive.calls, timeout_s=10, what="the run inside slow_archive")
+            [run] = await runs(db)
+            said = text_of(await command(bot, f"stop {run.id}", user=REVIEWER))
+            assert not asking.done()  # still under way: nothing stopped it
+        finally:
+            asking.cancel()
+            await asyncio.gather(asking, return_exceptions=True)
+
+    assert f"Run `{run.id[:8]}` is under way in a `parley` command" in said and "Nothing was changed" in said, said
+    assert await audit_of(db, "stop_requested") == []
