@@ -51,6 +51,7 @@ _ITEM = re.compile(r"\s*(?:[-*+•·]|\d{1,2}[.)])\s")  # a bullet of a list ("-
 MAX_DERIVED = 200  # figures tried as derivations per answer: an answer repeating one number cannot stall a run
 MAX_MOMENTS = 16  # dates and times tried as the ends of a duration
 MAX_SOURCE_OPERANDS = 6  # values of a result tried as operands the answer did not write out
+MAX_ASKED_SCAN = 8  # the asker's values compared one by one; more are looked up in a set
 
 
 # A field that is an extreme by name: "temp_max_c", "peak_rps", "p95_max", "lowest_price".
@@ -91,7 +92,10 @@ class Backing:
         self._tagged_in: dict[int, set[int]] | None = None  # block → the results its exact tags name
         self._ordered: dict[tuple[int, frozenset[int]], tuple[list[Source], list[Source]]] = {}
         self._tools_of: dict[frozenset[int], set[str]] = {}
-        self._asked_values = frozenset(a.value for asked in known.figures for a in asked.readings)
+        # The asker's values. A question gives a handful: comparing with each costs less than hashing a Decimal
+        # (equal Decimals hash alike, so equality says what a set would); a long list of them is a set.
+        values = tuple(dict.fromkeys(a.value for asked in known.figures for a in asked.readings))
+        self._asked_values: Collection[Decimal] = values if len(values) <= MAX_ASKED_SCAN else frozenset(values)
 
     def ground(self, mention: Mention) -> None:
         """Back `mention` by what states it, or leave it ungrounded with why (a swap, a false superlative)."""
@@ -173,7 +177,12 @@ class Backing:
         return stating
 
     def _asked(self, figure: Figure) -> bool:
-        return any(r.value in self._asked_values for r in figure.readings)
+        asked = self._asked_values
+        if not asked:
+            return False
+        if isinstance(asked, tuple):
+            return any(r.value == value for r in figure.readings for value in asked)
+        return any(r.value in asked for r in figure.readings)
 
     def _check_superlative(self, mention: Mention, source: Source, fact: Fact) -> None:
         """ "The slowest endpoint … 876 ms": a value a superlative speaks of must be the largest (or smallest) of

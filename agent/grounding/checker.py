@@ -215,8 +215,12 @@ class _Checker:
         checked = [m for m in self.mentions if m.grounded is not None and m.figure is not None]
         if not checked:
             return
-        names = [name for names in self.identities.values() for name in names]
-        known = known_names(self.known.question, [_said(s) for s in self.sources], names)
+        identities = self.identities
+        known = known_names(
+            self.known.question,
+            lambda: [_said(s) for s in self.sources],
+            lambda: [name for names in identities.values() for name in names],
+        )
         unknown = UnknownNames(self.bare, known, german=self.languages[:1] == ["de"])
         seen: set[tuple[int, int]] = set()
         for mention in checked:

@@ -14,7 +14,7 @@ results give ("银河科技" for "星河科技").
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache, cached_property
 
 from agent.grounding.language import CJK_ORGANISATION_SUFFIXES, NOT_NAMES, ORGANISATION_SUFFIXES, UNIT_WORDS
@@ -34,27 +34,33 @@ MIN_CJK_NAME = 3  # two-character names ("上海", "北京") are one character f
 
 
 class Known:
-    """Everything the question, the calls and the results name (joined on first need: most answers give no
-    name that must be looked up), and the CJK names among them."""
+    """Everything the question, the calls and the results name, and the CJK names among them — each made on
+    first need: most answers give no name that must be looked up, and only an answer in CJK asks for the CJK
+    names."""
 
-    def __init__(self, question: str, texts: Sequence[str], names: Sequence[str]) -> None:
-        self._parts = [question, *texts]
-        self.cjk_names = tuple(
+    def __init__(self, question: str, texts: Callable[[], Sequence[str]], names: Callable[[], Sequence[str]]) -> None:
+        self._question = question
+        self._texts = texts
+        self._names = names
+
+    @cached_property
+    def cjk_names(self) -> tuple[str, ...]:
+        return tuple(
             dict.fromkeys(
                 name
-                for name in names
+                for name in self._names()
                 if len(name) >= MIN_CJK_NAME and not name[0].isascii() and _CJK_RUN.fullmatch(name)
             )
         )
 
     @cached_property
     def text(self) -> NamedText:
-        return NamedText("\n".join(self._parts))
+        return NamedText("\n".join([self._question, *self._texts()]))
 
 
-def known_names(question: str, texts: Sequence[str], names: Sequence[str]) -> Known:
+def known_names(question: str, texts: Callable[[], Sequence[str]], names: Callable[[], Sequence[str]]) -> Known:
     """`texts`: the calls' and results' text; `names`: the names the results are about (the only CJK names:
-    a question's CJK text is prose, not a list of names)."""
+    a question's CJK text is prose, not a list of names) — each asked for only when needed."""
     return Known(question, texts, names)
 
 
