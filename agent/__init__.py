@@ -17,6 +17,7 @@ from agent.done import DoneChecklist, DoneItem
 from agent.errors import ConfigError, ErrorCode, InvalidQuestion, ToolError
 from agent.escalation import DEFAULT_ESCALATE_ON, escalates
 from agent.grading import ErrorLevel, GradingTable
+from agent.journal import CallIntent, Interrupted, Journal, JournalRefused
 from agent.limits import Limits
 from agent.loop import Agent, check_question
 from agent.messages import Completion, Decision, DecisionKind, Message, ToolCallRequest, Usage
@@ -59,6 +60,7 @@ from agent.trace import (
     RunHeld,
     RunResumed,
     RunStarted,
+    RunTakenOver,
     StepDecided,
     ToolAttempt,
     ToolCallFinished,
@@ -75,6 +77,7 @@ __all__ = [
     "Brain",
     "BrainError",
     "BuiltinToolEntry",
+    "CallIntent",
     "ChatCompletionsClient",
     "Citation",
     "Completion",
@@ -102,7 +105,10 @@ __all__ = [
     "HeldCall",
     "HoldCondition",
     "HttpToolEntry",
+    "Interrupted",
     "InvalidQuestion",
+    "Journal",
+    "JournalRefused",
     "JsonReactBrain",
     "LLMCallFinished",
     "LLMPurpose",
@@ -132,6 +138,7 @@ __all__ = [
     "RunSnapshot",
     "RunStarted",
     "RunStatus",
+    "RunTakenOver",
     "Source",
     "StepDecided",
     "TerminationReason",

@@ -18,6 +18,7 @@ import logging
 import os
 import secrets
 import socket
+import time
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 
@@ -60,6 +61,7 @@ class RunOwner:
         self._beating: asyncio.Task[None] | None = None
         self._healthy_since: datetime | None = None  # the first of the heartbeats that reached it since a miss
         self._last_beat: datetime | None = None
+        self._reached = time.monotonic()  # the last time a heartbeat reached the database (this process's clock)
         self._stopped = False
 
     @classmethod
@@ -75,9 +77,21 @@ class RunOwner:
             return 0.0
         return (now - self._healthy_since).total_seconds()
 
+    def silent_for(self) -> float:
+        """Seconds since this process's heartbeat last reached the database, by its own monotonic clock."""
+        return time.monotonic() - self._reached
+
+    @property
+    def fenced(self) -> bool:
+        """Silent for longer than `stale_after_s - heartbeat_s`: another replica may take this process for dead
+        and take its runs over, so it makes no tool call and posts nothing for them until the database answers
+        again (and then it defers to what recovery recorded)."""
+        return self.silent_for() > self.stale_after_s - self.heartbeat_s
+
     async def beat(self) -> bool:
         """Register or renew the hold, then write the ends kept for the database; False when it is away."""
         now = self._clock()
+        sent = time.monotonic()  # the hold runs from when the beat was sent, not from when its answer came
         try:
             async with asyncio.timeout(self.heartbeat_s):
                 host, pid = socket.gethostname()[:255], os.getpid()
@@ -94,6 +108,7 @@ class RunOwner:
         if self._healthy_since is None:
             self._healthy_since = now
         self._last_beat = now
+        self._reached = sent
         if len(self.pending):
             await self.pending.flush()
         return True

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
-from agent import Recorder, RunResult, TerminationReason
+from agent import JournalRefused, Recorder, RunResult, TerminationReason
 from bot.store import Ask, StoreUnavailable
 
 if TYPE_CHECKING:
@@ -79,6 +79,7 @@ class _Job:
     reply: Reply
     announced: asyncio.Task[None]
     resume_by: str | None = None  # a reviewer approved the held calls: resume the run instead of starting it
+    taken_over: bool = False  # a running run whose process stopped: go on from its last saved step
 
 
 class RunPool:
@@ -119,7 +120,15 @@ class RunPool:
             await asyncio.wait(self._delivering, timeout=GOODBYE_TIMEOUT_S * 2)
         await asyncio.gather(*(self._say_interrupted(job, started=job.run_id in started) for job in unfinished))
 
-    def submit(self, run_id: str, ask: Ask, *, resume_by: str | None = None, placeholder: str | None = None) -> None:
+    def submit(
+        self,
+        run_id: str,
+        ask: Ask,
+        *,
+        resume_by: str | None = None,
+        placeholder: str | None = None,
+        taken_over: bool = False,
+    ) -> None:
         """Take a recorded question (or an approved held run to resume); returns at once (the announcement goes
         out in the background). With `placeholder` the run goes on in that message (a queued run taken over
         from a stopped replica: its placeholder becomes the progress, then the answer) instead of a new one."""
@@ -127,7 +136,7 @@ class RunPool:
         ahead = self._queue.qsize() if self._busy + self._queue.qsize() >= self._size else None
         reply = self.replies.reply(ask, queued=ahead is not None, placeholder=placeholder)
         announced = asyncio.create_task(self._announce(run_id, reply, ahead))
-        self._queue.put_nowait(_Job(run_id, ask, reply, announced, resume_by))
+        self._queue.put_nowait(_Job(run_id, ask, reply, announced, resume_by, taken_over))
 
     async def _announce(self, run_id: str, reply: Reply, ahead: int | None) -> None:
         message = await reply.announce(ahead)
@@ -154,7 +163,7 @@ class RunPool:
         await job.announced
         service = self._service
         try:
-            claim = await service.claim(job.run_id, resuming=job.resume_by is not None)
+            claim = await service.claim(job.run_id, resuming=job.resume_by is not None or job.taken_over)
         except StoreUnavailable as exc:
             log.error("run %s: not started, the store is unavailable: %s", job.run_id, exc)
             await self._stopped(job, Stop.STORE_UNAVAILABLE, started=False)
@@ -175,6 +184,10 @@ class RunPool:
                     self._deliver(job.run_id, job.reply.stop(Stop.HELD_CHANGED, job.run_id))
                     return
                 result = resumed
+            elif job.taken_over:
+                result = await service.take_over(
+                    job.run_id, job.ask, history=claim.history, watchers=[job.reply.watcher]
+                )
             else:
                 result = await service.ask(
                     job.ask.question,
@@ -185,11 +198,16 @@ class RunPool:
                 )
         except asyncio.CancelledError:
             raise
+        except JournalRefused as exc:  # another replica holds it now, or will: it answers there
+            log.warning("run %s stopped here: %s", job.run_id, exc)
+            await service.release(job.run_id)
+            return
         except Exception:
             log.exception("run %s raised", job.run_id)
             await self._stopped(job, Stop.INTERNAL_ERROR, started=True)
             return
-        self._deliver(job.run_id, job.reply.finish(result))
+        if await service.may_deliver(job.run_id):
+            self._deliver(job.run_id, job.reply.finish(result))
 
     async def _stopped(self, job: _Job, why: Stop, *, started: bool) -> None:
         """End the run in the store (now, or when the database is back) and tell its conversation."""

@@ -8,8 +8,10 @@ run was found with (`bot.store.owners`), so two replicas recovering at once hand
 - its conversation already shows how it ended (the process told people, then died before the store took the
   end): recorded as shown, with an incomplete trace; nothing is posted.
 - queued: nothing was done yet. This process takes it over and answers it, in its own placeholder.
-- running: ended honestly, `degraded`/`cancelled`, with the steps it recorded — never run again, since a tool
-  call in flight may have had its effect. The notice replaces the run's placeholder.
+- running: taken over and resumed from its last saved step, in its own placeholder (`RunService.take_over`): a
+  tool call in flight runs again only if its tool is idempotent. A run taken over `MAX_RESUMES` times already
+  (it stops its process every time), or one with nowhere to answer, is ended honestly, `degraded`/`cancelled`,
+  with the steps it recorded. The notice replaces the run's placeholder.
 """
 
 from __future__ import annotations
@@ -22,12 +24,13 @@ from agent import RunStatus
 from bot.core.notifier import Notifier, tell
 from bot.core.owner import RunOwner
 from bot.store import Ask, Database, StoredRun, StoreUnavailable
-from bot.store.owners import end_orphan, orphans, record_shown_end, steps_done, take_over
+from bot.store.owners import end_orphan, orphans, record_shown_end, resume_orphan, steps_done, take_over
 from bot.store.runs import load_run
 from bot.wording import InThread
 
 log = logging.getLogger(__name__)
 
+MAX_RESUMES = 2  # a run that stopped its process this often is ended, not resumed again
 MAX_ORPHANS_PER_PASS = 200  # a pass stays short; whatever is left is the next heartbeat's
 # What a thread may show as a run's end and the store take as it is; a run shown waiting for a reviewer has
 # no escalation on record, so nobody would ever decide: it is ended honestly instead.
@@ -35,7 +38,7 @@ FINAL = (RunStatus.SOLVED, RunStatus.DEGRADED, RunStatus.REFUSED)
 
 # Where a queued run's answer goes (its conversation, or None when it has none) and who answers it there.
 AskOf = Callable[[StoredRun], Awaitable[Ask | None]]
-Submit = Callable[[str, Ask, str | None], None]
+Submit = Callable[[str, Ask, str | None, bool], None]  # run id, ask, placeholder, taken over while running
 
 
 class Recovery:
@@ -61,12 +64,12 @@ class Recovery:
         if self._owner.healthy_for(now) < self._owner.stale_after_s:
             return 0
         handled = 0
-        for run in await orphans(self._db, now=now, limit=MAX_ORPHANS_PER_PASS, seen_by=self._owner.id):
-            try:
+        try:
+            left = await orphans(self._db, now=now, limit=MAX_ORPHANS_PER_PASS, seen_by=self._owner.id)
+            for run in left:
                 handled += await self._recover(run, now)
-            except StoreUnavailable as exc:
-                log.warning("recovery stopped: the database is unavailable: %s", exc)
-                break
+        except StoreUnavailable as exc:  # an outage is one line, never a traceback
+            log.warning("recovery stopped: the database is unavailable: %s", exc)
         return handled
 
     async def _recover(self, run: StoredRun, now: datetime) -> bool:
@@ -86,7 +89,16 @@ class Recovery:
                 if not await take_over(self._db, run, self._owner.id, now=now):
                     return False
                 log.info("run %s, queued by %s, is taken over by %s", run.id, run.owner, self._owner.id)
-                self._submit(run.id, ask, run.reply_ts)
+                self._submit(run.id, ask, run.reply_ts, False)
+                return True
+        resumable = shown is None and run.resumes < MAX_RESUMES  # a thread showing it held is not gone on with
+        if run.status == RunStatus.RUNNING and self._submit is not None and resumable:
+            ask = await self._ask_of(run)
+            if ask is not None:
+                if not await resume_orphan(self._db, run, self._owner.id, max_resumes=MAX_RESUMES, now=now):
+                    return False
+                log.warning("run %s, left running by %s, is resumed by %s", run.id, run.owner, self._owner.id)
+                self._submit(run.id, ask, run.reply_ts, True)
                 return True
         return await self._end(run, now)
 

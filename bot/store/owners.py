@@ -77,6 +77,16 @@ async def take_over(db: Database, run: StoredRun, owner: str, *, now: datetime) 
     )
 
 
+async def resume_orphan(db: Database, run: StoredRun, owner: str, *, max_resumes: int, now: datetime) -> bool:
+    """Make `owner` the holder of an orphaned running run, to resume from its last saved step (counted in
+    `runs.resumes`, at most `max_resumes`); False when it moved on, another process took it first, or it was
+    resumed that often already."""
+    steps, _ = await steps_done(db, run.id)
+    detail = {"outcome": "resumed", "by": owner, "after_step": steps, "resume": run.resumes + 1}
+    values = {"owner": owner, "resumes": Run.resumes + 1}
+    return await _recover(db, run, RunStatus.RUNNING, values, now=now, detail=detail, where=Run.resumes < max_resumes)
+
+
 async def record_shown_end(db: Database, run: StoredRun, shown: ShownEnd, *, now: datetime) -> bool:
     """Record an orphan as its thread shows it ended (the process that told people died before the store
     took it): what was shown stands; the trace is incomplete. False when it moved on meanwhile."""
@@ -116,9 +126,13 @@ async def _recover(
     now: datetime,
     detail: dict[str, Any],
     to_status: RunStatus | None = None,
+    where: ColumnElement[bool] | None = None,
 ) -> bool:
-    """One conditional UPDATE on the status and owner the orphan was found with, and its audit event."""
+    """One conditional UPDATE on the status and owner the orphan was found with (and `where`), and its audit
+    event."""
     same_owner: ColumnElement[bool] = Run.owner.is_(None) if run.owner is None else Run.owner == run.owner
+    if where is not None:
+        same_owner = and_(same_owner, where)
     async with db.sessions() as session, session.begin():
         changed = await rows_changed(
             session,
