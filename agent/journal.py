@@ -26,6 +26,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from agent.messages import ToolCallRequest
+from agent.result import RunResult
 from agent.snapshot import RunSnapshot
 
 OUTCOME_UNKNOWN_MESSAGE = "outcome unknown: Parley stopped during this call"
@@ -82,3 +83,29 @@ class Interrupted:
     intents: tuple[CallIntent, ...]
     resumed_by: str
     spent_s: float
+
+
+def unknown_note(calls: Sequence[CallIntent]) -> str:
+    """What people are told about calls whose outcome is unknown, whatever else the run ends with."""
+    said = "; ".join(f"{call.tool} {json.dumps(call.arguments, ensure_ascii=False, default=str)}" for call in calls)
+    return (
+        f"Parley stopped during {said}: whether it took effect is unknown, and it was not made again. "
+        "Check it before asking again."
+    )
+
+
+def with_unknown_outcomes(result: RunResult, calls: Sequence[CallIntent]) -> RunResult:
+    """The run's end, saying plainly which calls' outcomes are unknown: in its answer (or partial answer's
+    explanation) and in what the reviewers read."""
+    if not calls:
+        return result
+    note = unknown_note(calls)
+    update: dict[str, Any] = {}
+    if result.degraded is not None:
+        degraded = result.degraded.model_copy(update={"explanation": f"{result.degraded.explanation} — {note}"})
+        update |= {"degraded": degraded, "answer": degraded.render()}
+    else:
+        update["answer"] = f"{result.answer}\n\n{note}" if result.answer else note
+    if result.escalation is not None:
+        update["escalation"] = result.escalation.model_copy(update={"message": f"{result.escalation.message} — {note}"})
+    return result.model_copy(update=update)

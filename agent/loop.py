@@ -8,7 +8,6 @@ Nothing the model, a tool or a recorder does can make a run exceed its limits or
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 import uuid
@@ -24,7 +23,14 @@ from agent.critique import Critique
 from agent.errors import ErrorCode, InvalidQuestion
 from agent.grading import ErrorLevel, GradingTable
 from agent.grounding import warm_up
-from agent.journal import OUTCOME_UNKNOWN_MESSAGE, CallIntent, Interrupted, Journal, JournalRefused
+from agent.journal import (
+    OUTCOME_UNKNOWN_MESSAGE,
+    CallIntent,
+    Interrupted,
+    Journal,
+    JournalRefused,
+    with_unknown_outcomes,
+)
 from agent.limits import Limits
 from agent.messages import Decision, DecisionKind, RetryNote, ToolCallRequest
 from agent.observation import Observation, failure, render, serialise, with_hint
@@ -208,7 +214,8 @@ class Agent:
             ),
         )
         work = self._pick_up(state, snapshot.step, interrupted.intents)
-        return await self._bounded(state, work, spent_s=interrupted.spent_s)
+        unknown_calls = [intent for intent in interrupted.intents if intent.id in unknown]
+        return await self._bounded(state, work, spent_s=interrupted.spent_s, unknown=unknown_calls)
 
     def _new_state(
         self, run_id: str, question: str, history: Sequence[Exchange], recorder: Recorder | None
@@ -228,7 +235,14 @@ class Agent:
         )
         return state
 
-    async def _bounded(self, state: RunState, work: Coroutine[Any, Any, Outcome], *, spent_s: float = 0.0) -> RunResult:
+    async def _bounded(
+        self,
+        state: RunState,
+        work: Coroutine[Any, Any, Outcome],
+        *,
+        spent_s: float = 0.0,
+        unknown: Sequence[CallIntent] = (),
+    ) -> RunResult:
         """Run `work` within what is left of the wall-clock budget (`spent_s` used already, by a process that
         stopped); exactly one RunFinished, whatever happens — unless the journal refused the run."""
         limits = self.config.limits
@@ -249,7 +263,7 @@ class Agent:
             await asyncio.shield(self._emit(state, RunFinished(run_id=state.run_id, result=result)))
             raise
         try:
-            result = state.result(outcome, self._brain, self.config.escalate_on)
+            result = with_unknown_outcomes(state.result(outcome, self._brain, self.config.escalate_on), unknown)
         except Exception as exc:  # the outcome could not be described: describe the failure instead
             log.exception("run %s: its result could not be built", state.run_id)
             state.last_draft = []
@@ -313,12 +327,6 @@ class Agent:
             await self._write_back(state, step, executed)
         await self._tick(state, step, batch)
         stop = await self._check(state, step, batch)
-        unknown = [call for call in batch if call.observation.code == ErrorCode.OUTCOME_UNKNOWN]
-        if stop is not None and stop.reason is TerminationReason.IRRECOVERABLE_ERROR and unknown:
-            said = "; ".join(
-                f"{call.tool} {json.dumps(call.arguments, ensure_ascii=False, default=str)}" for call in unknown
-            )
-            return Outcome.stop(stop.reason, f"Parley stopped during {said}: its outcome is unknown ({stop.detail})")
         if stop is not None:
             return stop
         await self._checkpoint(state)

@@ -279,6 +279,7 @@ def build_runtime(
         jobs=jobs,
         replies=replies,
         workers=settings.workers,
+        shutdown_grace_s=ownership.shutdown_grace_s,
     )
     history = History(db)
     slack = None

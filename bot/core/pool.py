@@ -10,6 +10,7 @@ anything else is a bug, ended honestly as an internal error and logged with its 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable
 from dataclasses import dataclass
@@ -85,10 +86,15 @@ class _Job:
 class RunPool:
     """`size` workers; each run is claimed, run and delivered by one of them."""
 
-    def __init__(self, service: RunService, replies: Replies, *, size: int) -> None:
+    def __init__(self, service: RunService, replies: Replies, *, size: int, grace_s: float = 10.0) -> None:
         self._service = service
         self.replies = replies
         self._size = size
+        self._grace_s = grace_s
+        self._closing = False
+        self._idle = asyncio.Event()  # set while no worker answers a run
+        self._idle.set()
+        self.handed_over = 0  # runs this process gave to another (stopping), since it started
         self._queue: asyncio.Queue[_Job] = asyncio.Queue()
         self._workers: list[asyncio.Task[None]] = []
         self._busy = 0
@@ -107,18 +113,36 @@ class RunPool:
         self._workers = [asyncio.create_task(self._work(), name=f"parley-worker-{n}") for n in range(self._size)]
 
     async def stop(self) -> None:
-        """Stop the workers; every question not answered yet is told so (bounded in time)."""
-        unfinished = list(self._current.values())
+        """Stop the workers, handing over what they did not answer (SIGTERM, a deploy): the queued questions at
+        once, the runs under way after the grace period if they are still going. Handed over, a run is released
+        in the store (another replica, or this one's next start, takes it over and answers in its placeholder);
+        its conversation is told nothing now, so it is never told twice."""
+        self._closing = True
+        queued = []
         while not self._queue.empty():
-            unfinished.append(self._queue.get_nowait())
-        started = set(self._current)
+            queued.append(self._queue.get_nowait())
+        await self._hand_over(queued)
+        with contextlib.suppress(TimeoutError):  # a worker leaves once its run ended: the queue is closed
+            async with asyncio.timeout(self._grace_s):
+                await self._idle.wait()
+        await self._hand_over(list(self._current.values()))  # released first: their cancelled end is not written
         for worker in self._workers:
             worker.cancel()
         await asyncio.gather(*self._workers, return_exceptions=True)
         self._workers = []
         if self._delivering:  # answers already computed still reach their conversations (bounded in time)
             await asyncio.wait(self._delivering, timeout=GOODBYE_TIMEOUT_S * 2)
-        await asyncio.gather(*(self._say_interrupted(job, started=job.run_id in started) for job in unfinished))
+
+    async def _hand_over(self, jobs: list[_Job]) -> None:
+        for job in jobs:
+            try:
+                async with asyncio.timeout(GOODBYE_TIMEOUT_S):
+                    await job.announced  # its placeholder is where the replica that takes it over answers
+                    await self._service.release(job.run_id)
+            except Exception as exc:  # stopping: the owner's stopped row hands it over all the same
+                log.warning("run %s could not be released: %s", job.run_id, exc)
+            self.handed_over += 1
+            log.info("run %s is handed over to another replica", job.run_id)
 
     def submit(
         self,
@@ -144,10 +168,11 @@ class RunPool:
             await self._service.keep_reply(run_id, message)
 
     async def _work(self) -> None:
-        while True:
+        while not self._closing:
             job = await self._queue.get()
             self._busy += 1
             self._current[job.run_id] = job
+            self._idle.clear()
             try:
                 await self._answer(job)
             except asyncio.CancelledError:
@@ -158,6 +183,8 @@ class RunPool:
                 self._busy -= 1
                 self._queue.task_done()
             self._current.pop(job.run_id, None)
+            if not self._current:
+                self._idle.set()
 
     async def _answer(self, job: _Job) -> None:
         await job.announced
@@ -216,18 +243,6 @@ class RunPool:
         except Exception:
             log.exception("run %s could not be ended in the store", job.run_id)
         self._deliver(job.run_id, job.reply.stop(why, job.run_id))
-
-    async def _say_interrupted(self, job: _Job, *, started: bool) -> None:
-        """A queued run is ended here, and a started one the engine had no time to record as ended; then its
-        conversation is told."""
-        try:
-            async with asyncio.timeout(GOODBYE_TIMEOUT_S):
-                # The engine records a cancelled run itself, unless it was cancelled before it could.
-                await self._service.stop_run(job.run_id, Stop.INTERRUPTED, started=started)
-                await job.announced
-                await job.reply.stop(Stop.INTERRUPTED, job.run_id)
-        except Exception as exc:  # shutting down: a conversation we cannot reach is logged, not retried
-            log.warning("could not tell the conversation of run %s that it was interrupted: %s", job.run_id, exc)
 
     def _deliver(self, run_id: str, delivery: Awaitable[None]) -> None:
         """Deliver in the background: a medium waiting out its update interval must not hold a worker."""

@@ -32,7 +32,7 @@ from agent import (
     RunStatus,
     exception_line,
 )
-from bot.core.config import JobsConfig, ReviewConfig
+from bot.core.config import DEFAULT_SHUTDOWN_GRACE_S, JobsConfig, ReviewConfig
 from bot.core.journal import RunJournal
 from bot.core.notifier import LogNotifier, Notifier, tell
 from bot.core.owner import RunOwner
@@ -122,6 +122,7 @@ class RunService:
         jobs: JobsConfig | None = None,
         replies: Replies | None = None,
         workers: int = 1,
+        shutdown_grace_s: float = DEFAULT_SHUTDOWN_GRACE_S,
     ) -> None:
         """Without an `agent` the service decides, retries and cancels, but runs nothing (`parley review
         reject` needs no LLM). Without an `owner`, this process holds its runs under an owner of its own,
@@ -135,7 +136,7 @@ class RunService:
         self._watchers = tuple(watchers)
         self.review = review or ReviewConfig()
         self.jobs = jobs or JobsConfig()
-        self.pool = RunPool(self, replies, size=workers) if replies is not None else None
+        self.pool = RunPool(self, replies, size=workers, grace_s=shutdown_grace_s) if replies is not None else None
         self._recovery = Recovery(
             db, self.owner, self.notifier, ask_of=self.ask_of, submit=self._resubmit if self.pool else None
         )

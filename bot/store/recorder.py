@@ -317,7 +317,7 @@ class StoreRecorder:
         under_way: ColumnElement[bool] = Run.status.in_(FROM[Change.FINISH])
         if self._owner is not None:
             # Still this process's: a run another replica took over (this one was cut off, and went on) ends there.
-            under_way = and_(under_way, or_(Run.owner == self._owner, Run.owner.is_(None)))
+            under_way = and_(under_way, Run.owner == self._owner)
             ended_for_dead = and_(
                 Run.owner == self._owner,
                 Run.status == RunStatus.DEGRADED,

@@ -105,7 +105,7 @@ async def test_a_call_that_acts_is_never_run_again_and_the_run_says_its_outcome_
     assert len(tool.calls) == 1  # only the call in flight when the first process died
     assert result.status is RunStatus.AWAITING_REVIEW and result.escalation is not None
     assert result.termination_reason is TerminationReason.IRRECOVERABLE_ERROR
-    assert "outcome is unknown" in result.answer and "book_table" in result.answer
+    assert "took effect is unknown" in result.answer and "book_table" in result.answer
     [taken] = recorder.of(RunTakenOver)
     assert taken.rerun == [] and taken.unknown == [journal.intents[0][1].id]
     [finished] = recorder.of(RunFinished)
@@ -123,7 +123,7 @@ async def test_a_tool_declared_idempotent_that_a_policy_holds_is_not_run_again()
     agent, _ = make_agent(replay([{"final": "unused"}]), [tool], config=config)
     result = await agent.take_over(journal.interrupted(), journal=journal)
 
-    assert len(tool.calls) == 1 and "outcome is unknown" in result.answer
+    assert len(tool.calls) == 1 and "took effect is unknown" in result.answer
 
 
 async def test_the_model_sees_the_unknown_outcome_and_may_answer_from_what_it_has() -> None:
@@ -134,7 +134,7 @@ async def test_the_model_sees_the_unknown_outcome_and_may_answer_from_what_it_ha
     brain = replay(
         [
             {"tool": "get_weather", "args": {"city": "Paris"}},
-            {"tool": "book_table", "args": {"city": "Paris"}},
+            {"tool": "book_table", "args": {"guests": 4}},
             {"final": "unused"},
         ]
     )
@@ -155,7 +155,8 @@ async def test_the_model_sees_the_unknown_outcome_and_may_answer_from_what_it_ha
     agent, _ = make_agent(brain, [weather, booking], config=config)
     result = await agent.take_over(journal.interrupted(), journal=journal)
 
-    assert result.termination_reason is TerminationReason.ANSWERED and result.answer == FINAL
+    assert result.termination_reason is TerminationReason.ANSWERED and result.answer.startswith(FINAL)
+    assert 'book_table {"guests": 4}: whether it took effect is unknown' in result.answer  # said plainly
     assert len(weather.calls) == 1 and len(booking.calls) == 1  # neither call ran again
     shown = str(seen[-1])
     assert ErrorCode.OUTCOME_UNKNOWN in shown and "Parley stopped during this call" in shown
