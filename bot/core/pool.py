@@ -251,7 +251,10 @@ class RunPool:
         task.add_done_callback(self._delivering.discard)
 
     async def _delivered(self, run_id: str, delivery: Awaitable[None]) -> None:
+        """End, then deliver, then mark delivered: a process that dies in between leaves the end to recovery."""
         try:
             await delivery
         except Exception:
             log.exception("the answer of run %s could not be delivered", run_id)
+            return
+        await self._service.delivered(run_id)

@@ -5,6 +5,8 @@ for `stale_after_s` without a miss — so an outage that stopped every heartbeat
 the others, who renew as soon as the database is back. Each change is one conditional UPDATE on the owner the
 run was found with (`bot.store.owners`), so two replicas recovering at once handle each run once:
 
+- ended, but its end never reached its conversation (the process died in between): its thread is read first;
+  an end it shows is marked delivered, otherwise the end is posted in the run's placeholder, then marked.
 - its conversation already shows how it ended (the process told people, then died before the store took the
   end): recorded as shown, with an incomplete trace; nothing is posted.
 - queued: nothing was done yet. This process takes it over and answers it, in its own placeholder.
@@ -21,9 +23,10 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 
 from agent import RunStatus
-from bot.core.notifier import Notifier, tell
+from bot.core.notifier import Notifier
 from bot.core.owner import RunOwner
 from bot.store import Ask, Database, StoredRun, StoreUnavailable
+from bot.store.journal import claim_delivery, mark_delivered, undelivered
 from bot.store.owners import end_orphan, orphans, record_shown_end, resume_orphan, steps_done, take_over
 from bot.store.runs import load_run
 from bot.wording import InThread
@@ -39,6 +42,7 @@ FINAL = (RunStatus.SOLVED, RunStatus.DEGRADED, RunStatus.REFUSED)
 # Where a queued run's answer goes (its conversation, or None when it has none) and who answers it there.
 AskOf = Callable[[StoredRun], Awaitable[Ask | None]]
 Submit = Callable[[str, Ask, str | None, bool], None]  # run id, ask, placeholder, taken over while running
+Deliver = Callable[[StoredRun], Awaitable[None]]  # show an ended run's end in its conversation
 
 
 class Recovery:
@@ -52,12 +56,14 @@ class Recovery:
         *,
         ask_of: AskOf,
         submit: Submit | None = None,
+        deliver: Deliver | None = None,
     ) -> None:
         self._db = db
         self._owner = owner
         self._notifier = notifier
         self._ask_of = ask_of
         self._submit = submit
+        self._deliver = deliver
 
     async def sweep(self, now: datetime) -> int:
         """One pass: how many orphans this process handled (none while its own heartbeat is not yet trusted)."""
@@ -68,6 +74,9 @@ class Recovery:
             left = await orphans(self._db, now=now, limit=MAX_ORPHANS_PER_PASS, seen_by=self._owner.id)
             for run in left:
                 handled += await self._recover(run, now)
+            if self._deliver is not None:
+                for run in await undelivered(self._db, seen_by=self._owner.id, limit=MAX_ORPHANS_PER_PASS):
+                    handled += await self._finish_delivery(run, self._deliver)
         except StoreUnavailable as exc:  # an outage is one line, never a traceback
             log.warning("recovery stopped: the database is unavailable: %s", exc)
         return handled
@@ -102,6 +111,24 @@ class Recovery:
                 return True
         return await self._end(run, now)
 
+    async def _finish_delivery(self, run: StoredRun, deliver: Deliver) -> bool:
+        try:
+            shown = await self._notifier.shown_end(run)
+        except Exception as exc:  # what people saw is unknown: post nothing now, ask again at the next pass
+            log.warning("run %s ended undelivered, but its thread cannot be read now: %s", run.id, exc)
+            return False
+        if shown is None:
+            if not await claim_delivery(self._db, run, self._owner.id):
+                return False  # another replica delivers it
+            try:
+                await deliver(run)
+            except Exception as exc:
+                log.warning("the end of run %s, left by %s, could not be posted: %s", run.id, run.owner, exc)
+                return False
+            log.warning("run %s, ended by %s, which died before posting, is delivered now", run.id, run.owner)
+        await mark_delivered(self._db, run.id)
+        return True
+
     async def _end(self, run: StoredRun, now: datetime) -> bool:
         steps, tool_calls = await steps_done(self._db, run.id)
         if run.status == RunStatus.QUEUED:
@@ -113,5 +140,10 @@ class Recovery:
         log.warning("run %s, left %s by %s, was ended: %s", run.id, run.status, run.owner, answer)
         ended = await load_run(self._db, run.id)
         if ended is not None:
-            await tell(self._notifier.stale_ended, ended, what=f"the notice that run {run.id} was ended")
+            try:
+                await self._notifier.stale_ended(ended)
+            except Exception as exc:  # the next pass finds it undelivered and tries again
+                log.warning("could not tell the thread of run %s that it was ended: %s", run.id, exc)
+            else:
+                await mark_delivered(self._db, run.id)
         return True

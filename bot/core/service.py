@@ -57,7 +57,7 @@ from bot.store import escalations as stored_escalations
 from bot.store.database import patiently
 from bot.store.feedback import Recorded, comment_on, note_on_feedback_escalation, record_feedback
 from bot.store.journal import claim as claim_run
-from bot.store.journal import release, saved_run
+from bot.store.journal import mark_delivered, release, saved_run
 from bot.store.lifecycle import Change, may_decide
 from bot.store.retention import purge
 from bot.store.runs import end_run, enqueue, enqueue_retry, load_run, set_reply_ts, thread_history, thread_is_ours
@@ -138,7 +138,12 @@ class RunService:
         self.jobs = jobs or JobsConfig()
         self.pool = RunPool(self, replies, size=workers, grace_s=shutdown_grace_s) if replies is not None else None
         self._recovery = Recovery(
-            db, self.owner, self.notifier, ask_of=self.ask_of, submit=self._resubmit if self.pool else None
+            db,
+            self.owner,
+            self.notifier,
+            ask_of=self.ask_of,
+            submit=self._resubmit if self.pool else None,
+            deliver=self._deliver_end if self.pool else None,
         )
         self._background: set[asyncio.Task[None]] = set()
 
@@ -272,6 +277,22 @@ class RunService:
 
         await self.owner.pending.write(run_id, give_up)
 
+    async def delivered(self, run_id: str) -> None:
+        """The run's end reached its conversation. A mark the database cannot take is lost: recovery reads the
+        thread's end mark before it would post anything."""
+        try:
+            await patiently(lambda: mark_delivered(self._db, run_id))
+        except StoreUnavailable as exc:
+            log.warning("run %s: its delivery could not be recorded: %s", run_id, exception_line(exc))
+
+    async def _deliver_end(self, run: StoredRun) -> None:
+        """Post the end of a run another process recorded and died before showing, in its placeholder."""
+        assert self.pool is not None
+        ask = await self.ask_of(run)
+        if ask is None or run.result is None:
+            return
+        await self.pool.replies.reply(ask, queued=False, placeholder=run.reply_ts).finish(run.result)
+
     async def may_deliver(self, run_id: str) -> bool:
         """Whether this process may show the run's end: yes, unless its heartbeat has been silent so long that
         another replica may have taken the run over — then only if the store says the run is still its own. A run
@@ -318,6 +339,7 @@ class RunService:
             result = await self._agent.resume(snapshot, approved_by=approved_by, recorder=recorder)
         if not thread_watched:
             await tell(self.notifier.resumed, run, result, what=f"the result of resumed run {run_id}")
+            await self.delivered(run_id)
         await self._after_run(result)
         return result
 

@@ -20,8 +20,12 @@ from sqlalchemy.sql import func
 
 from agent import CallIntent, ErrorCode, RunStatus
 from bot.store.database import Database, rows_changed
+from bot.store.lifecycle import ENDED
 from bot.store.models import CallIntentRecord, Run, RunCheckpoint, ToolCallRecord, UTCDateTime
+from bot.store.owners import left_behind
 from bot.store.recorder import storable
+from bot.store.records import StoredRun
+from bot.store.rows import stored_run
 
 
 @dataclass(frozen=True)
@@ -156,3 +160,50 @@ async def unknown_calls(db: Database, run_id: str | None = None, *, limit: int =
     async with db.sessions() as session:
         found = await session.scalars(query.order_by(ToolCallRecord.at.desc()).limit(limit))
         return [UnknownCall(c.run_id, c.tool_call_id, c.tool, c.step, c.at) for c in found.all()]
+
+
+async def mark_delivered(db: Database, run_id: str) -> None:
+    """The run's end reached its conversation (the database's time)."""
+    async with db.sessions() as session, session.begin():
+        await session.execute(
+            update(Run)
+            .where(Run.id == run_id, Run.delivered_at.is_(None))
+            .values(delivered_at=func.now())
+            .execution_options(synchronize_session=False)
+        )
+
+
+async def undelivered(db: Database, *, seen_by: str, limit: int) -> list[StoredRun]:
+    """Ended runs asked in a conversation whose end never reached it, left by a process that is gone (as the
+    live process `seen_by` sees it), oldest first."""
+    async with db.sessions() as session:
+        found = await session.scalars(
+            select(Run)
+            .where(
+                Run.status.in_(ENDED),
+                Run.delivered_at.is_(None),
+                Run.channel_id.is_not(None),
+                Run.thread_ts.is_not(None),
+                left_behind(seen_by),
+            )
+            .order_by(Run.finished_at, Run.id)
+            .limit(limit)
+        )
+        return [stored_run(run) for run in found.all()]
+
+
+async def claim_delivery(db: Database, run: StoredRun, owner: str) -> bool:
+    """`owner` delivers the end of a run left undelivered, once across replicas: one conditional update on the
+    owner it was found with."""
+    same_owner = Run.owner.is_(None) if run.owner is None else Run.owner == run.owner
+    async with db.sessions() as session, session.begin():
+        return (
+            await rows_changed(
+                session,
+                update(Run)
+                .where(Run.id == run.id, Run.delivered_at.is_(None), same_owner)
+                .values(owner=owner)
+                .execution_options(synchronize_session=False),
+            )
+            == 1
+        )

@@ -151,6 +151,7 @@ class Run(Base):
     retry_of: Mapped[str | None] = mapped_column(String(64))  # the run a reviewer asked to run again
     owner: Mapped[str | None] = mapped_column(String(128))  # the process holding it while queued or running
     resumes: Mapped[int] = mapped_column(server_default="0")  # taken over after its process stopped
+    delivered_at: Mapped[datetime | None]  # its end reached its conversation (None: not yet, or ended elsewhere)
     created_at: Mapped[datetime]
     started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]

@@ -52,13 +52,20 @@ async def stop(db: Database, owner: str, *, now: datetime) -> None:
 async def orphans(db: Database, *, now: datetime, limit: int, seen_by: str) -> list[StoredRun]:
     """Queued and running runs whose owner's hold ran out, who stopped, or who is unknown, oldest first — as
     the live process `seen_by` sees them: its own runs are never orphans to it."""
-    alive = select(OwnerRecord.id).where(OwnerRecord.stopped_at.is_(None), OwnerRecord.expires_at > now)
-    left = or_(Run.owner.is_(None), and_(Run.owner != seen_by, Run.owner.not_in(alive)))
+    left = left_behind(seen_by, now=now)
     async with db.sessions() as session:
         found = await session.scalars(
             select(Run).where(Run.status.in_(HELD), left).order_by(Run.created_at, Run.id).limit(limit)
         )
         return [stored_run(run) for run in found.all()]
+
+
+def left_behind(seen_by: str, *, now: datetime | None = None) -> ColumnElement[bool]:
+    """A run no live process holds, as `seen_by` sees it: no owner, or one whose hold ran out (by `now`, or the
+    database's clock) or who stopped — never `seen_by` itself."""
+    moment: Any = now if now is not None else func.now()
+    alive = select(OwnerRecord.id).where(OwnerRecord.stopped_at.is_(None), OwnerRecord.expires_at > moment)
+    return or_(Run.owner.is_(None), and_(Run.owner != seen_by, Run.owner.not_in(alive)))
 
 
 async def steps_done(db: Database, run_id: str) -> tuple[int, int]:
@@ -96,6 +103,7 @@ async def record_shown_end(db: Database, run: StoredRun, shown: ShownEnd, *, now
         "answer": shown.answer,
         "trace_complete": False,
         "finished_at": now,
+        "delivered_at": func.now(),  # its thread shows it
     }
     detail = {"outcome": "as_shown", "message_ts": shown.message_ts, "termination_reason": shown.reason.value}
     return await _recover(db, run, run.status, values, now=now, detail=detail, to_status=shown.status)

@@ -4,7 +4,9 @@
 which a survivor resumes a run whose process died. `call_intents` has a row per tool call about to run (its id,
 tool, arguments and their signature, the database's time): a call with an intent and no result after the last
 checkpoint is one whose outcome is unknown. `runs.resumes` counts how often a run was taken over, so a run that
-kills its process every time ends honestly instead of looping.
+kills its process every time ends honestly instead of looping. `runs.delivered_at` says when a run's end reached
+its conversation: an end recorded but never shown (its process died in between) is finished by a survivor. Runs
+that ended before this revision count as delivered.
 
 Revision ID: 0008
 Revises: 0007
@@ -51,12 +53,18 @@ def upgrade() -> None:
     )
     with op.batch_alter_table("runs", schema=None) as batch_op:
         batch_op.add_column(sa.Column("resumes", sa.Integer(), server_default="0", nullable=False))
+        batch_op.add_column(sa.Column("delivered_at", sa.DateTime(timezone=True), nullable=True))
+    op.execute(
+        "UPDATE runs SET delivered_at = COALESCE(finished_at, created_at) WHERE status NOT IN ('queued', 'running')"
+    )
 
 
 def downgrade() -> None:
     if op.get_bind().dialect.name == "sqlite":
         op.execute("ALTER TABLE runs DROP COLUMN resumes")  # not a batch: other tables refer to `runs`
+        op.execute("ALTER TABLE runs DROP COLUMN delivered_at")
     else:
         op.drop_column("runs", "resumes")
+        op.drop_column("runs", "delivered_at")
     op.drop_table("call_intents")
     op.drop_table("run_checkpoints")
