@@ -75,7 +75,7 @@ class Recovery:
             for run in left:
                 handled += await self._recover(run, now)
             if self._deliver is not None:
-                for run in await undelivered(self._db, seen_by=self._owner.id, limit=MAX_ORPHANS_PER_PASS):
+                for run in await undelivered(self._db, now=now, seen_by=self._owner.id, limit=MAX_ORPHANS_PER_PASS):
                     handled += await self._finish_delivery(run, self._deliver)
         except StoreUnavailable as exc:  # an outage is one line, never a traceback
             log.warning("recovery stopped: the database is unavailable: %s", exc)

@@ -173,7 +173,7 @@ async def mark_delivered(db: Database, run_id: str) -> None:
         )
 
 
-async def undelivered(db: Database, *, seen_by: str, limit: int) -> list[StoredRun]:
+async def undelivered(db: Database, *, now: datetime, seen_by: str, limit: int) -> list[StoredRun]:
     """Ended runs asked in a conversation whose end never reached it, left by a process that is gone (as the
     live process `seen_by` sees it), oldest first."""
     async with db.sessions() as session:
@@ -184,7 +184,7 @@ async def undelivered(db: Database, *, seen_by: str, limit: int) -> list[StoredR
                 Run.delivered_at.is_(None),
                 Run.channel_id.is_not(None),
                 Run.thread_ts.is_not(None),
-                left_behind(seen_by),
+                left_behind(seen_by, now=now),
             )
             .order_by(Run.finished_at, Run.id)
             .limit(limit)

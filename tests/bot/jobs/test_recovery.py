@@ -11,8 +11,8 @@ from datetime import datetime, timedelta
 
 from agent import RunStatus, TerminationReason
 from bot.core import Ask, RunOwner, RunService, ShownEnd
-from bot.core.recovery import MAX_RESUMES, Recovery
-from bot.store import Database
+from bot.core.recovery import MAX_RESUMES, Deliver, Recovery
+from bot.store import Database, StoredRun
 from bot.store.owners import beat, stop
 from bot.wording import InThread
 from tests.bot.jobs.rows import (
@@ -58,12 +58,19 @@ class ClockedRecovery:
 
 
 def recovery_of(
-    db: Database, owner: RunOwner, notifier: RecordingNotifier, taker: RecordingTaker | None, clock: Clock
+    db: Database,
+    owner: RunOwner,
+    notifier: RecordingNotifier,
+    taker: RecordingTaker | None,
+    clock: Clock,
+    *,
+    deliver: Deliver | None = None,
 ) -> ClockedRecovery:
     """Recovery as the run service builds it: the service says where a queued run answers, the pool takes it."""
     service = RunService(db, notifier, owner=owner)
     submit = taker.submit if taker is not None else None
-    return ClockedRecovery(Recovery(db, owner, notifier, ask_of=service.ask_of, submit=submit), clock)
+    recovery = Recovery(db, owner, notifier, ask_of=service.ask_of, submit=submit, deliver=deliver)
+    return ClockedRecovery(recovery, clock)
 
 
 async def replica_a_beat_at_t0(db: Database) -> None:
@@ -299,3 +306,55 @@ async def test_recovery_works_on_the_embedded_sqlite_store(sqlite_store: tuple[D
     assert sorted(run_id for run_id, _, _ in taker.taken) == sorted([queued, running]) and taker.resumed == [running]
     assert notifier.stale == [spun]
     assert (await run_row(db, queued)).owner == "replica-b"
+
+
+async def test_recovery_posts_an_end_its_dead_owner_recorded_but_never_delivered_once(
+    db: Database, replica: MakeReplica
+) -> None:
+    """The replica recorded the run's end, then died before posting it: its thread shows no end, so one of two
+    recovering replicas posts it (once), and it is marked delivered. One whose thread shows its end is only
+    marked."""
+    notifier = RecordingNotifier()
+    await replica_a_beat_at_t0(db)
+    fields = {"started_at": T0, "finished_at": T0, "owner": "replica-a", "termination_reason": "answered"}
+    lost = await add_run(db, status="solved", answer="47 × 12 = 564 [1]", **fields)
+    posted = await add_run(db, status="solved", answer="47 × 12 = 564 [1]", **fields)
+    notifier.shown = {
+        posted: ShownEnd(RunStatus.SOLVED, TerminationReason.ANSWERED, "47 × 12 = 564 [1]", "1800000000.000300")
+    }
+    delivered: list[tuple[str, str | None]] = []
+
+    async def deliver(run: StoredRun) -> None:
+        delivered.append((run.id, run.result.answer if run.result else None))
+
+    recoveries = []
+    for name in ("replica-b", "replica-c"):
+        store, clock = replica(), Clock(T0 - timedelta(minutes=1))
+        owner = RunOwner(store, heartbeat_s=HEARTBEAT_S, stale_after_s=STALE_AFTER_S, clock=clock, owner_id=name)
+        await beating_until(owner, clock, GONE)
+        recoveries.append(recovery_of(store, owner, notifier, None, clock, deliver=deliver))
+
+    await asyncio.gather(*(recovery.sweep() for recovery in recoveries))
+
+    assert delivered == [(lost, "47 × 12 = 564 [1]")]  # posted once, by one of the two
+    assert [(await run_row(db, run_id)).delivered_at is not None for run_id in (lost, posted)] == [True, True]
+    assert sum([await recovery.sweep() for recovery in recoveries]) == 0  # nothing left to deliver
+    assert delivered == [(lost, "47 × 12 = 564 [1]")]
+
+
+async def test_recovery_leaves_an_undelivered_end_of_a_live_owner_alone(db: Database) -> None:
+    """A live replica is still posting its end (Slack slow): nobody else posts it."""
+    notifier = RecordingNotifier()
+    await replica_a_beat_at_t0(db)
+    run_id = await add_run(db, status="solved", finished_at=T0, owner="replica-a", answer="564 [1]")
+    delivered: list[str] = []
+
+    async def deliver(run: StoredRun) -> None:
+        delivered.append(run.id)
+
+    clock = Clock(T0 - timedelta(minutes=1))
+    owner = RunOwner(db, heartbeat_s=HEARTBEAT_S, stale_after_s=STALE_AFTER_S, clock=clock, owner_id="replica-b")
+    recovery = recovery_of(db, owner, notifier, None, clock, deliver=deliver)
+    await beating_until(owner, clock, GONE - 2 * SECOND)  # replica-a's hold has not run out
+    assert await recovery.sweep() == 0
+    assert delivered == [] and (await run_row(db, run_id)).delivered_at is None
