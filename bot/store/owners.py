@@ -20,7 +20,7 @@ from agent import RunStatus, TerminationReason
 from bot.store.audit import RECOVERER, audit
 from bot.store.database import Database, rows_changed
 from bot.store.lifecycle import HELD
-from bot.store.models import OwnerRecord, Run, Step, ToolCallRecord
+from bot.store.models import OwnerRecord, Run, RunCheckpoint, Step, ToolCallRecord
 from bot.store.records import ShownEnd, StoredRun
 from bot.store.rows import stored_run
 from bot.store.vocabulary import AuditAction
@@ -88,8 +88,9 @@ async def resume_orphan(db: Database, run: StoredRun, owner: str, *, max_resumes
     """Make `owner` the holder of an orphaned running run, to resume from its last saved step (counted in
     `runs.resumes`, at most `max_resumes`); False when it moved on, another process took it first, or it was
     resumed that often already."""
-    steps, _ = await steps_done(db, run.id)
-    detail = {"outcome": "resumed", "by": owner, "after_step": steps, "resume": run.resumes + 1}
+    async with db.sessions() as session:  # the last completed step: what it goes on from
+        saved = await session.scalar(select(RunCheckpoint.step).where(RunCheckpoint.run_id == run.id))
+    detail = {"outcome": "resumed", "by": owner, "after_step": saved or 0, "resume": run.resumes + 1}
     values = {"owner": owner, "resumes": Run.resumes + 1}
     return await _recover(db, run, RunStatus.RUNNING, values, now=now, detail=detail, where=Run.resumes < max_resumes)
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from bot.store import Database
@@ -32,6 +33,7 @@ from tests.bot.slack.test_replicas import (
     store,  # noqa: F401  (a fixture)
     until,
 )
+from tests.bot.slack.test_serve_process import environment, parley
 from tests.fakes.http_api import ApiReply, FakeHttpApi
 from tests.fakes.llm_server import FakeLLMServer, FakeReply, completion_with_content, completion_with_tool_calls
 from tests.fakes.scripted_llm import RequestKind, classify
@@ -131,8 +133,13 @@ async def test_crash_a_call_that_acts_is_not_made_again_and_the_thread_says_its_
         await until(lambda: asked(api, "/book") == 1, 60, "the booking in flight", doomed)
         kill(doomed)
         await until(lambda: ended(slack_api, thread), 60, "the thread told how it ended", survivor)
+        health = await survivor.health()
+        async with httpx.AsyncClient(trust_env=False, timeout=5) as http:
+            metrics = (await http.get(f"{survivor.url}/metrics")).text
 
     assert asked(api, "/book") == 1  # never made again
+    assert (health["resumed"], health["outcome_unknown"]) == ("1", "1")
+    assert "parley_runs_resumed_total 1.0" in metrics and "parley_tool_calls_outcome_unknown_total 1.0" in metrics
     [message] = bot_messages(slack_api, thread)
     said = shown(message)
     assert 'book_table {"guests": 4}: whether it took effect is unknown' in said and STOPPED not in said
@@ -140,6 +147,10 @@ async def test_crash_a_call_that_acts_is_not_made_again_and_the_thread_says_its_
     assert run.resumes == 1 and run.status in ("degraded", "awaiting_review", "solved")
     assert run.answer is not None and "whether it took effect is unknown" in run.answer
     assert [str(event.detail["outcome"]) for event in await recovered(store)] == ["resumed"]
+    shown_run = parley("runs", "show", run.id, env=environment(tmp_path, PARLEY_DATABASE_URL=serve_db), cwd=tmp_path)
+    assert shown_run.returncode == 0, shown_run.stderr
+    assert f"resumed by {run.owner} after step 0" in shown_run.stdout
+    assert 'outcome unknown: book_table({"guests": 4}) at step 1' in shown_run.stdout
 
 
 @pytest.mark.timeout(180)
