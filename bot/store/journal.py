@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import exists, literal, select, update
+from sqlalchemy import exists, literal, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.sql import func
@@ -71,7 +71,12 @@ async def claim(db: Database, run_id: str, owner: str) -> bool:
 
 
 async def save_checkpoint(db: Database, run_id: str, owner: str, step: int, state: dict[str, Any]) -> bool:
-    """Replace the run's checkpoint with `state` (one statement); False when `owner` no longer holds the run."""
+    """Replace the run's checkpoint with `state` (one statement); False when `owner` no longer holds the run.
+
+    On PostgreSQL the commit does not wait for the WAL flush (`synchronous_commit = off` for this transaction
+    only): it is visible to every replica at once, and only a crash of the database server itself could lose
+    the newest checkpoints — a run then resumes from an older one, and treats the calls since as in flight. An
+    intent, which must never be lost, is committed durably."""
     insert = sqlite_insert if db.is_sqlite else pg_insert
     source = select(literal(run_id), literal(step), literal(storable(state), type_=RunCheckpoint.state.type)).where(
         _held_by(run_id, owner)
@@ -82,6 +87,8 @@ async def save_checkpoint(db: Database, run_id: str, owner: str, step: int, stat
         set_={"step": statement.excluded.step, "state": statement.excluded.state, "saved_at": func.now()},
     )
     async with db.sessions() as session, session.begin():
+        if not db.is_sqlite:
+            await session.execute(text("SET LOCAL synchronous_commit TO OFF"))
         return await rows_changed(session, statement) == 1
 
 
