@@ -27,7 +27,15 @@ from bot.core.notifier import Notifier
 from bot.core.owner import RunOwner
 from bot.store import Ask, Database, StoredRun, StoreUnavailable
 from bot.store.journal import claim_delivery, mark_delivered, undelivered
-from bot.store.owners import end_orphan, orphans, record_shown_end, resume_orphan, steps_done, take_over
+from bot.store.owners import (
+    database_now,
+    end_orphan,
+    orphans,
+    record_shown_end,
+    resume_orphan,
+    steps_done,
+    take_over,
+)
 from bot.store.runs import load_run
 from bot.wording import InThread
 
@@ -65,12 +73,15 @@ class Recovery:
         self._submit = submit
         self._deliver = deliver
 
-    async def sweep(self, now: datetime) -> int:
-        """One pass: how many orphans this process handled (none while its own heartbeat is not yet trusted)."""
-        if self._owner.healthy_for(now) < self._owner.stale_after_s:
+    async def sweep(self, now: datetime | None = None) -> int:
+        """One pass: how many orphans this process handled (none while its own heartbeat is not yet trusted).
+        Holds are compared at `now`, by default the database's clock: never this machine's against another's."""
+        healthy = self._owner.healthy_for(now if now is not None else self._owner.local_now())
+        if healthy < self._owner.stale_after_s:
             return 0
         handled = 0
         try:
+            now = now if now is not None else await database_now(self._db)
             left = await orphans(self._db, now=now, limit=MAX_ORPHANS_PER_PASS, seen_by=self._owner.id)
             for run in left:
                 handled += await self._recover(run, now)

@@ -16,7 +16,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from pydantic import ValidationError
 
@@ -573,7 +573,7 @@ class RunService:
 
     async def recover(self, now: datetime | None = None) -> int:
         """One recovery pass over what stopped processes left (`bot.core.recovery`)."""
-        return await self._recovery.sweep(now or datetime.now(UTC))
+        return await self._recovery.sweep(now)
 
     def _resubmit(self, run_id: str, ask: Ask, placeholder: str | None, taken_over: bool) -> None:
         assert self.pool is not None

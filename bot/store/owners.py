@@ -9,7 +9,7 @@ owner it found, so two replicas recovering at once never handle one run twice.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import ColumnElement, and_, func, or_, select, update
@@ -26,16 +26,20 @@ from bot.store.rows import stored_run
 from bot.store.vocabulary import AuditAction
 
 
-async def beat(db: Database, owner: str, *, host: str, pid: int, now: datetime, hold_s: float) -> bool:
-    """Register `owner` or renew its hold until `now + hold_s`; False when it stopped (it never comes back)."""
+async def beat(db: Database, owner: str, *, host: str, pid: int, now: datetime | None, hold_s: float) -> bool:
+    """Register `owner` or renew its hold until `now + hold_s`; False when it stopped (it never comes back).
+
+    `now` None: the database's clock (`now()`), so that replicas whose clocks disagree still agree on every hold
+    (SQLite, one machine's store, takes this process's clock)."""
     insert = sqlite_insert if db.is_sqlite else pg_insert
-    until = now + timedelta(seconds=hold_s)
+    at: Any = now if now is not None else (datetime.now(UTC) if db.is_sqlite else func.now())
+    until = at + timedelta(seconds=hold_s)
     statement = (
         insert(OwnerRecord)
-        .values(id=owner, host=host, pid=pid, started_at=now, beat_at=now, expires_at=until)
+        .values(id=owner, host=host, pid=pid, started_at=at, beat_at=at, expires_at=until)
         .on_conflict_do_update(
             index_elements=[OwnerRecord.id],
-            set_={"beat_at": now, "expires_at": until},
+            set_={"beat_at": at, "expires_at": until},
             where=OwnerRecord.stopped_at.is_(None),
         )
     )
@@ -43,10 +47,22 @@ async def beat(db: Database, owner: str, *, host: str, pid: int, now: datetime, 
         return await rows_changed(session, statement) == 1
 
 
-async def stop(db: Database, owner: str, *, now: datetime) -> None:
-    """`owner` holds nothing any more: whatever it left queued or running is an orphan at once."""
+async def stop(db: Database, owner: str, *, now: datetime | None) -> None:
+    """`owner` holds nothing any more: whatever it left queued or running is an orphan at once (`now` None: the
+    database's clock)."""
+    at: Any = now if now is not None else (datetime.now(UTC) if db.is_sqlite else func.now())
     async with db.sessions() as session, session.begin():
-        await session.execute(update(OwnerRecord).where(OwnerRecord.id == owner).values(stopped_at=now, expires_at=now))
+        await session.execute(update(OwnerRecord).where(OwnerRecord.id == owner).values(stopped_at=at, expires_at=at))
+
+
+async def database_now(db: Database) -> datetime:
+    """The database's clock, which every replica shares (SQLite: this process's)."""
+    if db.is_sqlite:
+        return datetime.now(UTC)
+    async with db.sessions() as session:
+        moment = await session.scalar(select(func.now()))
+    assert isinstance(moment, datetime)
+    return moment.astimezone(UTC)
 
 
 async def orphans(db: Database, *, now: datetime, limit: int, seen_by: str) -> list[StoredRun]:

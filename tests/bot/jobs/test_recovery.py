@@ -159,7 +159,7 @@ async def test_recovery_resumes_a_running_run_whose_owner_died_in_its_own_placeh
         "left_by": "replica-a",
         "outcome": "resumed",
         "by": "replica-b",
-        "after_step": 2,
+        "after_step": 0,  # its last saved step (none was saved here)
         "resume": 1,
     }
     assert notifier.stale == []  # nothing told: its placeholder goes on, then shows the answer
