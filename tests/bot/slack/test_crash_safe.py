@@ -8,6 +8,7 @@ Slack, the fake Web API; PostgreSQL, real.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Iterator
@@ -263,3 +264,43 @@ async def test_crash_a_rolling_restart_with_20_questions_under_way_answers_each_
         assert (run.status, run.termination_reason) == ("solved", "answered")
     outcomes = {str(event.detail["outcome"]) for event in await recovered(store)}
     assert outcomes <= {"taken_over", "resumed"} and outcomes  # handed over, never ended
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("offset_s", ["600", "-600"])
+async def test_crash_a_replica_whose_clock_is_ten_minutes_off_takes_nobody_for_dead(
+    tmp_path: Path,
+    serve_db: str,
+    store: Database,  # noqa: F811
+    slack_api: FakeSlackApi,
+    llm_server: FakeLLMServer,
+    offset_s: str,
+) -> None:
+    """Two replicas, one whose clock runs 10 minutes ahead (or behind): runs held at their final decision far
+    longer than the staleness threshold are neither ended nor taken over by either; every question is answered
+    once, by the replica it was asked on."""
+    calculations = Calculations()
+    llm_server.respond_with(calculations)
+    questions = [f"What is 47 times 12? (skew {n})" for n in range(4)]
+    gates = [calculations.hold(question) for question in questions]
+    skewed = {"PARLEY_CLOCK_OFFSET_S": offset_s}
+    try:
+        async with (
+            replica(tmp_path / "a", serve_db, slack_api, llm_server, workers=2, review=FAST) as right,
+            replica(tmp_path / "b", serve_db, slack_api, llm_server, workers=2, review=FAST, env=skewed) as wrong,
+        ):
+            threads = [await (right if n % 2 == 0 else wrong).ask(q) for n, q in enumerate(questions)]
+            await until(lambda: all(arrived.is_set() for arrived, _ in gates), 60, "all at their final", right, wrong)
+            await asyncio.sleep(6)  # three times the staleness threshold, every run under way
+            calculations.release_all()
+            await until(lambda: all(ended(slack_api, t) for t in threads), 60, "every thread answered", right, wrong)
+    finally:
+        calculations.release_all()
+
+    for thread, question in zip(threads, questions, strict=True):
+        [message] = bot_messages(slack_api, thread)
+        assert "564 [1]" in shown(message) and ANSWERED in shown(message)
+        run = await run_of(store, thread)
+        assert (run.status, run.resumes) == ("solved", 0)
+        assert calculations.finals[question] == 1
+    assert await recovered(store) == []

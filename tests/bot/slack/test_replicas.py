@@ -128,11 +128,12 @@ async def replica(
     workers: int,
     review: str = "",
     tools: str = CALCULATOR,
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[Replica]:
     """`parley serve` on its own port and home, healthy; killed on the way out if the test left it running."""
     config = write_config(home, review, tools)
     port = free_port()
-    env = serve_environment(home, database_url, slack, llm, workers=workers)
+    env = {**serve_environment(home, database_url, slack, llm, workers=workers), **(env or {})}
     command = [str(PARLEY), "serve", "--port", str(port), "--host", "127.0.0.1", "--config", str(config)]
     stderr = home / "stderr.txt"
     with server_process(command, env=env, cwd=home, stderr=stderr) as process:
