@@ -17,6 +17,7 @@ from agent.done import DoneChecklist, DoneItem
 from agent.errors import ConfigError, ErrorCode, InvalidQuestion, ToolError
 from agent.escalation import DEFAULT_ESCALATE_ON, escalates
 from agent.grading import ErrorLevel, GradingTable
+from agent.journal import CallIntent, Interrupted, Journal, JournalRefused
 from agent.limits import Limits
 from agent.loop import Agent, check_question
 from agent.messages import Completion, Decision, DecisionKind, Message, ToolCallRequest, Usage
@@ -60,6 +61,7 @@ from agent.trace import (
     RunHeld,
     RunResumed,
     RunStarted,
+    RunTakenOver,
     StepDecided,
     ToolAttempt,
     ToolCallFinished,
@@ -76,6 +78,7 @@ __all__ = [
     "Brain",
     "BrainError",
     "BuiltinToolEntry",
+    "CallIntent",
     "ChatCompletionsClient",
     "Citation",
     "Completion",
@@ -103,7 +106,10 @@ __all__ = [
     "HeldCall",
     "HoldCondition",
     "HttpToolEntry",
+    "Interrupted",
     "InvalidQuestion",
+    "Journal",
+    "JournalRefused",
     "JsonReactBrain",
     "LLMCallFinished",
     "LLMPurpose",
@@ -133,6 +139,7 @@ __all__ = [
     "RunSnapshot",
     "RunStarted",
     "RunStatus",
+    "RunTakenOver",
     "Source",
     "StepDecided",
     "StopRequest",

@@ -30,6 +30,9 @@ class BuiltinToolEntry(_Frozen):
     # The tool changes something in the world (sends, books, pays, files a ticket): it is never suggested
     # to the model as a fallback, and no tool may declare it as one (agent/tools/fallbacks.py).
     acting: bool = False
+    # Safe to run twice: a call whose outcome is unknown (Parley stopped during it) is run again on resume. The
+    # built-ins only read, so they are, unless declared acting (or `idempotent: false`).
+    idempotent: bool = True
 
     @property
     def tool_name(self) -> str:
@@ -59,6 +62,8 @@ class HttpToolEntry(_Frozen):
     http: HttpSpec
     fallbacks: list[str] = Field(default_factory=list)
     acting: bool = False  # changes something in the world: never a fallback (as on BuiltinToolEntry)
+    # Safe to run twice (as on BuiltinToolEntry); a team's API is not, unless its entry says so.
+    idempotent: bool = False
 
     @property
     def tool_name(self) -> str:
@@ -139,6 +144,16 @@ class AgentConfig(_Frozen):
     policies: list[ToolPolicy] = Field(default_factory=list)  # tool calls held for a person's approval
     # Runs that end this way go to people (`review.escalate_on` in the YAML; see agent/escalation.py).
     escalate_on: tuple[TerminationReason, ...] = DEFAULT_ESCALATE_ON
+
+    def idempotent_tools(self) -> frozenset[str]:
+        """The tools a call of which may run again when its outcome is unknown: declared idempotent, not acting,
+        and held by no policy (what a person must approve is never run twice without one)."""
+        held = {policy.tool for policy in self.policies}
+        return frozenset(
+            entry.tool_name
+            for entry in self.tools
+            if entry.idempotent and not entry.acting and entry.tool_name not in held
+        )
 
     @field_validator("escalate_on", mode="before")
     @classmethod

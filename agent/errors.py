@@ -24,6 +24,7 @@ class ErrorCode(StrEnum):
     UNKNOWN_TOOL = "UNKNOWN_TOOL"
     TOOL_DISABLED = "TOOL_DISABLED"
     POLICY_VIOLATION = "POLICY_VIOLATION"
+    OUTCOME_UNKNOWN = "OUTCOME_UNKNOWN"
 
 
 def code_for_status(status: int) -> ErrorCode:

@@ -67,6 +67,9 @@ DEFAULT_GRADES: Mapping[str, Grade] = {
     ErrorCode.UNKNOWN_TOOL: Grade(ErrorLevel.L3, False, "use_a_listed_tool"),
     ErrorCode.TOOL_DISABLED: Grade(ErrorLevel.L3, False, "use_a_listed_tool"),
     ErrorCode.POLICY_VIOLATION: Grade(ErrorLevel.L4, False),
+    # Parley stopped during the call (a crash, a deploy): it may have had its effect. Never retried, and its tool
+    # is stopped for the run, so the model cannot make the same call again (L3).
+    ErrorCode.OUTCOME_UNKNOWN: Grade(ErrorLevel.L3, False),
 }
 
 # A code nobody graded is something the model should see and correct, never something retried blindly.

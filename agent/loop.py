@@ -23,6 +23,14 @@ from agent.critique import Critique
 from agent.errors import ErrorCode, InvalidQuestion
 from agent.grading import ErrorLevel, GradingTable
 from agent.grounding import warm_up
+from agent.journal import (
+    OUTCOME_UNKNOWN_MESSAGE,
+    CallIntent,
+    Interrupted,
+    Journal,
+    JournalRefused,
+    with_unknown_outcomes,
+)
 from agent.limits import Limits
 from agent.messages import Decision, DecisionKind, RetryNote, ToolCallRequest
 from agent.observation import Observation, failure, render, serialise, with_hint
@@ -51,6 +59,7 @@ from agent.trace import (
     RunHeld,
     RunResumed,
     RunStarted,
+    RunTakenOver,
     StepDecided,
     ToolCallFinished,
     TraceEvent,
@@ -96,6 +105,7 @@ class Agent:
         fallbacks = Fallbacks.from_config(self.config.tools, self.config.policies)
         self._executor = ToolExecutor(tools, self._table, self._policy, fallbacks=fallbacks)
         self._policies = Policies(self.config.policies)
+        self._idempotent = self.config.idempotent_tools()
         self._config_hash = config_hash
 
     @property
@@ -133,11 +143,14 @@ class Agent:
         history: Sequence[Exchange] = (),
         recorder: Recorder | None = None,
         stop: StopRequest | None = None,
+        journal: Journal | None = None,
     ) -> RunResult:
         """Run one question to its end (or until `stop` is requested). Raises only InvalidQuestion (before anything
-        starts)."""
+        starts), and with a `journal`, `JournalRefused` when this process may not go on with the run (nothing more
+        is recorded)."""
         text = self.check_question(question)
         state = self._new_state(run_id or uuid.uuid4().hex, text, history, recorder)
+        state.journal = journal
         await self._emit(
             state,
             RunStarted(
@@ -159,6 +172,7 @@ class Agent:
         approved_by: str,
         recorder: Recorder | None = None,
         stop: StopRequest | None = None,
+        journal: Journal | None = None,
     ) -> RunResult:
         """Go on with a run a policy held, after `approved_by` approved it (in this process or another).
 
@@ -168,6 +182,7 @@ class Agent:
         """
         state = self._new_state(snapshot.run_id, snapshot.question, (), recorder)
         state.restore(snapshot)
+        state.journal = journal
         state.approved_by = approved_by
         state.approved |= {call_signature(call.tool, call.arguments) for call in snapshot.held}
         await self._emit(
@@ -180,6 +195,36 @@ class Agent:
             ),
         )
         return await self._bounded(state, self._go_on(state, snapshot), stop)
+
+    async def take_over(
+        self,
+        interrupted: Interrupted,
+        *,
+        recorder: Recorder | None = None,
+        journal: Journal | None = None,
+        stop: StopRequest | None = None,
+    ) -> RunResult:
+        """Go on with a run whose process stopped (a crash, a deploy), from its last checkpoint.
+
+        The calls of the interrupted step that had started and left no result run again only when their tool is
+        idempotent; every other one is written back as a failed observation, `OUTCOME_UNKNOWN`, and never run
+        again (its tool is stopped for the run). The wall-clock budget is what the run had left.
+        """
+        snapshot = interrupted.snapshot
+        state = self._new_state(snapshot.run_id, snapshot.question, (), recorder)
+        state.restore(snapshot)
+        state.journal = journal
+        rerun = [intent.id for intent in interrupted.intents if intent.tool in self._idempotent]
+        unknown = [intent.id for intent in interrupted.intents if intent.tool not in self._idempotent]
+        await self._emit(
+            state,
+            RunTakenOver(
+                run_id=state.run_id, step=snapshot.step, by=interrupted.resumed_by, rerun=rerun, unknown=unknown
+            ),
+        )
+        work = self._pick_up(state, snapshot.step, interrupted.intents)
+        unknown_calls = [intent for intent in interrupted.intents if intent.id in unknown]
+        return await self._bounded(state, work, stop, spent_s=interrupted.spent_s, unknown=unknown_calls)
 
     def _new_state(
         self, run_id: str, question: str, history: Sequence[Exchange], recorder: Recorder | None
@@ -200,15 +245,25 @@ class Agent:
         return state
 
     async def _bounded(
-        self, state: RunState, work: Coroutine[Any, Any, Outcome], stop: StopRequest | None = None
+        self,
+        state: RunState,
+        work: Coroutine[Any, Any, Outcome],
+        stop: StopRequest | None = None,
+        *,
+        spent_s: float = 0.0,
+        unknown: Sequence[CallIntent] = (),
     ) -> RunResult:
-        """Run `work` within the wall-clock budget, or until `stop`; exactly one RunFinished, whatever happens."""
+        """Run `work` within what is left of the wall-clock budget (`spent_s` used already, by a process that
+        stopped), or until `stop`; exactly one RunFinished, whatever happens — unless the journal refused the run."""
         limits = self.config.limits
         try:
-            async with asyncio.timeout(limits.run_timeout_s):
+            async with asyncio.timeout(max(0.0, limits.run_timeout_s - spent_s)):
                 outcome = await (work if stop is None else _unless_stopped(work, stop))
         except TimeoutError:
             outcome = Outcome.stop(TerminationReason.RUN_TIMEOUT, f"{limits.run_timeout_s:g}")
+        except JournalRefused:
+            log.warning("run %s: this process may not go on with it; it stops here", state.run_id)
+            raise
         except Exception as exc:  # our own bug, whatever the model said: the run still ends, honestly
             log.exception("run %s failed inside the engine", state.run_id)
             detail = f"Parley failed internally ({type(exc).__name__}; the error is in its log)"
@@ -218,7 +273,7 @@ class Agent:
             await asyncio.shield(self._emit(state, RunFinished(run_id=state.run_id, result=result)))
             raise
         try:
-            result = state.result(outcome, self._brain, self.config.escalate_on)
+            result = with_unknown_outcomes(state.result(outcome, self._brain, self.config.escalate_on), unknown)
         except Exception as exc:  # the outcome could not be described: describe the failure instead
             log.exception("run %s: its result could not be built", state.run_id)
             state.last_draft = []
@@ -247,12 +302,14 @@ class Agent:
             state,
             PlanMade(run_id=state.run_id, items=planned.checklist.items, source=planned.source, note=planned.note),
         )
+        await self._checkpoint(state)
         return await self._loop(state, first_step=1)
 
     async def _go_on(self, state: RunState, held_run: RunSnapshot) -> Outcome:
         """The approved calls run (exactly as held), are written back and checked; then the loop goes on."""
         step = held_run.step
         calls = [ToolCallRequest(call.id, call.tool, dict(call.arguments)) for call in held_run.held]
+        await self._intend(state, step, calls)
         batch = await self._executor.run_batch(calls, disabled=frozenset(state.disabled))
         for executed in batch:
             await self._write_back(state, step, executed)
@@ -261,7 +318,34 @@ class Agent:
         stop = await self._check(state, step, batch)
         if stop is not None:
             return stop
+        await self._checkpoint(state)
         return await self._loop(state, first_step=step + 1)
+
+    async def _pick_up(self, state: RunState, checkpointed: int, intents: Sequence[CallIntent]) -> Outcome:
+        """A taken-over run: the step it stopped in is finished first (its calls in flight run again or are
+        written back as unknown), then the loop goes on."""
+        if not intents:
+            return await self._loop(state, first_step=checkpointed + 1)
+        step = state.steps = checkpointed + 1
+        calls = [intent.request() for intent in intents]
+        rerun = [call for call in calls if call.name in self._idempotent]
+        await self._intend(state, step, rerun)
+        again = iter(await self._executor.run_batch(rerun, disabled=frozenset(state.disabled)) if rerun else [])
+        batch = [next(again) if call.name in self._idempotent else self._unknown(call) for call in calls]
+        state.transcript.add_tool_calls("", calls)
+        for executed in batch:
+            await self._write_back(state, step, executed)
+        await self._tick(state, step, batch)
+        stop = await self._check(state, step, batch)
+        if stop is not None:
+            return stop
+        await self._checkpoint(state)
+        return await self._loop(state, first_step=step + 1)
+
+    def _unknown(self, call: ToolCallRequest) -> ExecutedCall:
+        """A call in flight when its process stopped, of a tool that may not run twice: its outcome is unknown."""
+        obs = failure(ErrorCode.OUTCOME_UNKNOWN, OUTCOME_UNKNOWN_MESSAGE, self._table, retryable=False)
+        return ExecutedCall(call, call.arguments, obs, raw=None)
 
     async def _loop(self, state: RunState, *, first_step: int) -> Outcome:
         closing = Closing(self.config, state, state.brain, self._emit)
@@ -287,6 +371,7 @@ class Agent:
                     return stop
             if state.stalled_for(step) >= self.config.limits.no_progress_steps:
                 return Outcome.stop(TerminationReason.NO_PROGRESS, str(self.config.limits.no_progress_steps))
+            await self._checkpoint(state)
         return Outcome.stop(TerminationReason.MAX_STEPS, str(self.config.limits.max_steps))
 
     async def _decide(self, state: RunState, step: int) -> Decision:
@@ -357,6 +442,8 @@ class Agent:
 
         held = self._policies.held(decision.tool_calls, approved=state.approved)
         runnable = [call for call in decision.tool_calls if call.id not in {h.id for h in held}]
+        if runnable:
+            await self._intend(state, step, runnable)
         batch = (
             await self._executor.run_batch(runnable, disabled=frozenset(state.disabled), on_retry=on_retry)
             if runnable
@@ -489,6 +576,16 @@ class Agent:
         return None
 
     # --- bookkeeping -----------------------------------------------------------------------------------
+
+    async def _checkpoint(self, state: RunState) -> None:
+        """A step ended: the run as it stands is saved to resume from (`JournalRefused` stops the run)."""
+        if state.journal is not None:
+            await state.journal.checkpoint(state.snapshot())
+
+    async def _intend(self, state: RunState, step: int, calls: Sequence[ToolCallRequest]) -> None:
+        """The calls about to run are recorded first; a call that cannot be recorded is not made."""
+        if state.journal is not None and calls:
+            await state.journal.intend(step, [CallIntent.of(call) for call in calls])
 
     async def _emit(self, state: RunState, event: TraceEvent) -> None:
         """A recorder that fails is logged loudly; the run and the user's answer go on."""

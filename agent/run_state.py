@@ -17,6 +17,7 @@ from agent.escalation import escalated
 from agent.grading import ErrorLevel
 from agent.grounding import SentenceCheck, prepare
 from agent.grounding.names import NamedText, fold
+from agent.journal import Journal
 from agent.messages import Decision
 from agent.observation import Observation
 from agent.repeat import RepeatDetector
@@ -85,6 +86,7 @@ class RunState:
     failures: list[Failure] = field(default_factory=list)  # failed calls since this process took the run
     last_draft: list[SentenceCheck] = field(default_factory=list)  # the last rejected draft, sentence by sentence
     started: float = field(default_factory=time.perf_counter)
+    journal: Journal | None = None  # where the run's progress is made durable (none: it is not)
     _evidence_log: EvidenceLog = field(default_factory=EvidenceLog)
     _latest: dict[str, Observation] = field(default_factory=dict)
     _call_ids: set[str] = field(default_factory=set)

@@ -174,6 +174,18 @@ class RunResumed(_Event):
     held: list[HeldCall]
 
 
+class RunTakenOver(_Event):
+    """The process running it stopped (a crash, a deploy); `by` goes on from its last completed step. `rerun`:
+    calls in flight run again (their tools are idempotent); `unknown`: calls whose outcome is unknown, never run
+    again."""
+
+    kind: Literal["run_taken_over"] = "run_taken_over"
+    step: int
+    by: str
+    rerun: list[str]
+    unknown: list[str]
+
+
 class RunFinished(_Event):
     kind: Literal["run_finished"] = "run_finished"
     result: RunResult
@@ -191,6 +203,7 @@ TraceEvent = Annotated[
     | DoneItemTicked
     | FinalRejected
     | RunHeld
+    | RunTakenOver
     | RunResumed
     | RunFinished,
     Field(discriminator="kind"),

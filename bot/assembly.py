@@ -219,6 +219,9 @@ class Runtime:
         pool = self.pool
         report["queue"] = f"{pool.busy} running, {pool.waiting} waiting" if pool else "no workers (Slack is off)"
         report["pending_ends"] = str(len(self.service.owner.pending))  # ends the database has not taken yet
+        report["resumed"] = str(self.metrics.taken_over)  # runs of stopped processes this one went on with
+        report["outcome_unknown"] = str(self.metrics.unknown_outcomes)  # of their calls, not made again
+        report["handed_over"] = str(pool.handed_over if pool else 0)  # while stopping
         if self.slack is None:
             report["slack"] = "off"
         return (200 if report["database"] == "ok" else 503), report
@@ -226,7 +229,12 @@ class Runtime:
     async def metrics_page(self) -> bytes:
         """GET /metrics: Prometheus's text format; answered even when the store is down (it says so)."""
         pool = self.pool
-        return await self.metrics.page(self.db, busy=pool.busy if pool else 0, waiting=pool.waiting if pool else 0)
+        return await self.metrics.page(
+            self.db,
+            busy=pool.busy if pool else 0,
+            waiting=pool.waiting if pool else 0,
+            handed_over=pool.handed_over if pool else 0,
+        )
 
 
 def build_runtime(
@@ -279,6 +287,7 @@ def build_runtime(
         jobs=jobs,
         replies=replies,
         workers=settings.workers,
+        shutdown_grace_s=ownership.shutdown_grace_s,
     )
     history = History(db)
     slack = None

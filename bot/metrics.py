@@ -27,6 +27,7 @@ from agent import (
     LLMRetry,
     RetryScheduled,
     RunFinished,
+    RunTakenOver,
     ToolCallFinished,
     TraceEvent,
     exception_line,
@@ -142,6 +143,24 @@ class Metrics:
             f"1 when the store answered this scrape's query within {STORE_TIMEOUT_S:g} s, else 0",
             registry=registry,
         )
+        self._taken_over = Counter(
+            "parley_runs_resumed",
+            "Runs this process went on with from their last step after their process stopped",
+            registry=registry,
+        )
+        self._unknown = Counter(
+            "parley_tool_calls_outcome_unknown",
+            "Tool calls in flight when their process stopped, not made again (their tool is not idempotent)",
+            registry=registry,
+        )
+        self._handed_over = Gauge(
+            "parley_runs_handed_over",
+            "Runs this process handed over to another replica while stopping (queued, or still running after "
+            "the grace period)",
+            registry=registry,
+        )
+        self.taken_over = 0  # the same, for /healthz
+        self.unknown_outcomes = 0
         self._workers.set(workers)
         self._store_answered = True
         self._counting: set[asyncio.Task[StoreCounts]] = set()  # counts given up on, finishing on their own
@@ -171,16 +190,22 @@ class Metrics:
             case RunFinished():
                 result = event.result
                 self._runs.labels(result.status.value, result.termination_reason.value).inc()
+            case RunTakenOver():
+                self.taken_over += 1
+                self.unknown_outcomes += len(event.unknown)
+                self._taken_over.inc()
+                self._unknown.inc(len(event.unknown))
 
     def observe_ack(self, seconds: float) -> None:
         self._ack_seconds.observe(seconds)
 
-    async def page(self, db: Database, *, busy: int, waiting: int) -> bytes:
+    async def page(self, db: Database, *, busy: int, waiting: int, handed_over: int = 0) -> bytes:
         """The text Prometheus scrapes: counters so far, and the gauges as they are now. A store that does not
         answer in time shows as `parley_store_up 0` (pending escalations NaN), never as a failed scrape."""
         counts = await self._store_counts(db)
         self._busy.set(busy)
         self._waiting.set(waiting)
+        self._handed_over.set(handed_over)
         self._pending.set(math.nan if counts is None else counts.pending)
         for verdict in FeedbackVerdict:
             shown = math.nan if counts is None else getattr(counts.feedback, verdict.value)

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
-from agent import DecisionKind, OutcomeKind, RunResult, RunStatus, TerminationReason, shorten
+from agent import DecisionKind, ErrorCode, OutcomeKind, RunResult, RunStatus, TerminationReason, shorten
 from bot.cli.render import render_citations
 from bot.cli.usage import UsageError
 from bot.core import (
@@ -247,6 +247,7 @@ def render_trace(trace: StoredTrace) -> str:
                 lines.append(f"    raw result: {call.raw_bytes} bytes, stored cut")
         for verdict in verdicts_by_step.get(step.step, []):
             lines.append(f"  {_verdict_line(verdict)}")
+    lines.extend(_crash_lines(trace))
     lines.append("")
     lines.append("Answer:" if run.outcome is OutcomeKind.ANSWERED else "Final (as the user saw it):")
     lines.append((result.answer if result else run.answer) or "(none yet)")
@@ -264,6 +265,21 @@ def render_trace(trace: StoredTrace) -> str:
         change = f"{event.from_status or '-'} → {event.to_status or '-'}"
         lines.append(f"  {event.at.isoformat()} {event.actor}: {event.action} {change}")
     return "\n".join(lines) + "\n"
+
+
+def _crash_lines(trace: StoredTrace) -> list[str]:
+    """Who went on with the run after its process stopped, and the calls whose outcome is unknown."""
+    lines = []
+    for event in trace.audit:
+        if event.action == "run_recovered" and event.detail.get("outcome") == "resumed":
+            lines.append(f"resumed by {event.detail.get('by')} after step {event.detail.get('after_step')}")
+    unknown = [call for call in trace.tool_calls if call.error_code == ErrorCode.OUTCOME_UNKNOWN]
+    for call in unknown:
+        args = json.dumps(call.arguments, ensure_ascii=False)
+        lines.append(
+            f"outcome unknown: {call.tool}({args}) at step {call.step} (Parley stopped during it; not made again)"
+        )
+    return ["", *lines] if lines else []
 
 
 def _counters(result: RunResult | None) -> str:

@@ -68,6 +68,9 @@ class JobsConfig(_Section):
     retention_days: float = Field(30, gt=0)  # raw tool payloads older than this are purged
 
 
+DEFAULT_SHUTDOWN_GRACE_S = 10.0
+
+
 class OwnershipConfig(_Section):
     """`ownership:` — a process renews its hold on the runs it owns every `heartbeat_s`; one that has not for
     `stale_after_s` is gone: its queued runs are taken over, its running runs ended (recovery runs every
@@ -75,6 +78,9 @@ class OwnershipConfig(_Section):
 
     heartbeat_s: float = Field(DEFAULT_HEARTBEAT_S, gt=0)
     stale_after_s: float = Field(DEFAULT_STALE_AFTER_S, gt=0)
+    # Stopping (SIGTERM): how long the runs under way are given to finish; those still running then, and every
+    # queued one, are handed over to another replica (or to this one's next start), never cancelled.
+    shutdown_grace_s: float = Field(DEFAULT_SHUTDOWN_GRACE_S, ge=0)
 
     @model_validator(mode="after")
     def _heartbeats_before_stale(self) -> OwnershipConfig:

@@ -18,8 +18,9 @@ import logging
 import os
 import secrets
 import socket
+import time
 from collections.abc import AsyncIterator, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from agent import Backoff, exception_line
 from bot.core.config import DEFAULT_HEARTBEAT_S, DEFAULT_STALE_AFTER_S, OwnershipConfig
@@ -31,6 +32,12 @@ log = logging.getLogger(__name__)
 
 MAX_WRITE_BACKOFF_S = 60.0
 STOP_GRACE_S = 5.0  # stopping: how long the ends still kept are tried before they are given up
+
+
+def local_clock() -> Callable[[], datetime]:
+    """This process's wall clock; `PARLEY_CLOCK_OFFSET_S` shifts it (tests: a replica whose clock is wrong)."""
+    offset = timedelta(seconds=float(os.environ.get("PARLEY_CLOCK_OFFSET_S", "0") or 0))
+    return lambda: datetime.now(UTC) + offset
 
 
 def process_id() -> str:
@@ -53,18 +60,26 @@ class RunOwner:
         self._db = db
         self.heartbeat_s = heartbeat_s
         self.stale_after_s = stale_after_s
-        self._clock = clock or (lambda: datetime.now(UTC))
+        # An injected clock (tests) is used for the holds too; by default they are the database's clock, and this
+        # process's own clock only measures its own heartbeats.
+        self._injected = clock
+        self._clock = clock or local_clock()
         self.id = owner_id or process_id()
         self.pending = PendingEnds(backoff=Backoff(heartbeat_s, max(heartbeat_s, MAX_WRITE_BACKOFF_S)))
         self._users = 0
         self._beating: asyncio.Task[None] | None = None
         self._healthy_since: datetime | None = None  # the first of the heartbeats that reached it since a miss
         self._last_beat: datetime | None = None
+        self._reached = time.monotonic()  # the last time a heartbeat reached the database (this process's clock)
         self._stopped = False
 
     @classmethod
     def configured(cls, db: Database, config: OwnershipConfig) -> RunOwner:
         return cls(db, heartbeat_s=config.heartbeat_s, stale_after_s=config.stale_after_s)
+
+    def local_now(self) -> datetime:
+        """This process's own clock (what `healthy_for` measures with)."""
+        return self._clock()
 
     def healthy_for(self, now: datetime) -> float:
         """Seconds this process's heartbeats have reached the database without a miss: 0 after a miss, and
@@ -75,13 +90,26 @@ class RunOwner:
             return 0.0
         return (now - self._healthy_since).total_seconds()
 
+    def silent_for(self) -> float:
+        """Seconds since this process's heartbeat last reached the database, by its own monotonic clock."""
+        return time.monotonic() - self._reached
+
+    @property
+    def fenced(self) -> bool:
+        """Silent for longer than `stale_after_s - heartbeat_s`: another replica may take this process for dead
+        and take its runs over, so it makes no tool call and posts nothing for them until the database answers
+        again (and then it defers to what recovery recorded)."""
+        return self.silent_for() > self.stale_after_s - self.heartbeat_s
+
     async def beat(self) -> bool:
         """Register or renew the hold, then write the ends kept for the database; False when it is away."""
         now = self._clock()
+        sent = time.monotonic()  # the hold runs from when the beat was sent, not from when its answer came
         try:
             async with asyncio.timeout(self.heartbeat_s):
                 host, pid = socket.gethostname()[:255], os.getpid()
-                alive = await beat(self._db, self.id, host=host, pid=pid, now=now, hold_s=self.stale_after_s)
+                held_from = self._injected() if self._injected is not None else None  # None: the database's now()
+                alive = await beat(self._db, self.id, host=host, pid=pid, now=held_from, hold_s=self.stale_after_s)
         except (StoreUnavailable, TimeoutError) as exc:
             if self._healthy_since is not None:
                 log.warning("the heartbeat of %s did not reach the database: %s", self.id, _why(exc))
@@ -94,6 +122,7 @@ class RunOwner:
         if self._healthy_since is None:
             self._healthy_since = now
         self._last_beat = now
+        self._reached = sent
         if len(self.pending):
             await self.pending.flush()
         return True
@@ -123,7 +152,7 @@ class RunOwner:
         await self._last_writes()
         with contextlib.suppress(StoreUnavailable, TimeoutError):
             async with asyncio.timeout(STOP_GRACE_S):
-                await stop(self._db, self.id, now=self._clock())
+                await stop(self._db, self.id, now=self._injected() if self._injected is not None else None)
         self._stopped = True
         self._healthy_since = None
 

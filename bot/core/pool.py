@@ -10,13 +10,14 @@ anything else is a bug, ended honestly as an internal error and logged with its 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
-from agent import Recorder, RunResult, StopRequest, TerminationReason, exception_line
+from agent import JournalRefused, Recorder, RunResult, StopRequest, TerminationReason, exception_line
 from bot.store import Ask, StoreUnavailable
 
 if TYPE_CHECKING:
@@ -82,6 +83,7 @@ class _Job:
     reply: Reply
     announced: asyncio.Task[None]
     resume_by: str | None = None  # a reviewer approved the held calls: resume the run instead of starting it
+    taken_over: bool = False  # a running run whose process stopped: go on from its last saved step
     stop: StopRequest = field(default_factory=StopRequest)  # a person asked for it to stop
     taken: bool = False  # a worker (or, stopped while it waited, the stop itself) answers it
 
@@ -89,10 +91,15 @@ class _Job:
 class RunPool:
     """`size` workers; each run is claimed, run and delivered by one of them."""
 
-    def __init__(self, service: RunService, replies: Replies, *, size: int) -> None:
+    def __init__(self, service: RunService, replies: Replies, *, size: int, grace_s: float = 10.0) -> None:
         self._service = service
         self.replies = replies
         self._size = size
+        self._grace_s = grace_s
+        self._closing = False
+        self._idle = asyncio.Event()  # set while no worker answers a run
+        self._idle.set()
+        self.handed_over = 0  # runs this process gave to another (stopping), since it started
         self._queue: asyncio.Queue[_Job] = asyncio.Queue()
         self._workers: list[asyncio.Task[None]] = []
         self._busy = 0
@@ -150,23 +157,52 @@ class RunPool:
                 self.stop_requested(run_id, by)
 
     async def stop(self) -> None:
-        """Stop the workers; every question not answered yet is told so (bounded in time)."""
-        unfinished = list(self._current.values())
+        """Stop the workers, handing over what they did not answer (SIGTERM, a deploy): the queued questions at
+        once, the runs under way after the grace period if they are still going. Handed over, a run is released
+        in the store (another replica, or this one's next start, takes it over and answers in its placeholder);
+        its conversation is told nothing now, so it is never told twice."""
+        self._closing = True
+        queued = []
         while not self._queue.empty():
             waiting = self._queue.get_nowait()
             if not waiting.taken:  # one stopped while it waited is answered by its stop
-                unfinished.append(waiting)
-        started = set(self._current)
+                queued.append(waiting)
         watching, self._watching = self._watching, None
-        for task in [*self._workers, *([watching] if watching is not None else [])]:
-            task.cancel()
-        await asyncio.gather(*self._workers, *([watching] if watching is not None else []), return_exceptions=True)
+        if watching is not None:
+            watching.cancel()
+            await asyncio.gather(watching, return_exceptions=True)
+        await self._hand_over(queued)
+        with contextlib.suppress(TimeoutError):  # a worker leaves once its run ended: the queue is closed
+            async with asyncio.timeout(self._grace_s):
+                await self._idle.wait()
+        await self._hand_over(list(self._current.values()))  # released first: their cancelled end is not written
+        for worker in self._workers:
+            worker.cancel()
+        await asyncio.gather(*self._workers, return_exceptions=True)
         self._workers = []
         if self._delivering:  # answers already computed still reach their conversations (bounded in time)
             await asyncio.wait(self._delivering, timeout=GOODBYE_TIMEOUT_S * 2)
-        await asyncio.gather(*(self._say_interrupted(job, started=job.run_id in started) for job in unfinished))
 
-    def submit(self, run_id: str, ask: Ask, *, resume_by: str | None = None, placeholder: str | None = None) -> None:
+    async def _hand_over(self, jobs: list[_Job]) -> None:
+        for job in jobs:
+            try:
+                async with asyncio.timeout(GOODBYE_TIMEOUT_S):
+                    await job.announced  # its placeholder is where the replica that takes it over answers
+                    await self._service.release(job.run_id)
+            except Exception as exc:  # stopping: the owner's stopped row hands it over all the same
+                log.warning("run %s could not be released: %s", job.run_id, exc)
+            self.handed_over += 1
+            log.info("run %s is handed over to another replica", job.run_id)
+
+    def submit(
+        self,
+        run_id: str,
+        ask: Ask,
+        *,
+        resume_by: str | None = None,
+        placeholder: str | None = None,
+        taken_over: bool = False,
+    ) -> None:
         """Take a recorded question (or an approved held run to resume); returns at once (the announcement goes
         out in the background). With `placeholder` the run goes on in that message (a queued run taken over
         from a stopped replica: its placeholder becomes the progress, then the answer) instead of a new one."""
@@ -174,7 +210,7 @@ class RunPool:
         ahead = self._queue.qsize() if self._busy + self._queue.qsize() >= self._size else None
         reply = self.replies.reply(ask, queued=ahead is not None, placeholder=placeholder)
         announced = asyncio.create_task(self._announce(run_id, reply, ahead))
-        job = _Job(run_id, ask, reply, announced, resume_by)
+        job = _Job(run_id, ask, reply, announced, resume_by, taken_over)
         self._jobs[run_id] = job
         self._queue.put_nowait(job)
 
@@ -184,7 +220,7 @@ class RunPool:
             await self._service.keep_reply(run_id, message)
 
     async def _work(self) -> None:
-        while True:
+        while not self._closing:
             job = await self._queue.get()
             if job.taken:  # stopped while it waited: answered already
                 self._queue.task_done()
@@ -192,6 +228,7 @@ class RunPool:
             job.taken = True
             self._busy += 1
             self._current[job.run_id] = job
+            self._idle.clear()
             try:
                 await self._answer(job)
             except asyncio.CancelledError:
@@ -203,12 +240,14 @@ class RunPool:
                 self._queue.task_done()
                 self._jobs.pop(job.run_id, None)
             self._current.pop(job.run_id, None)
+            if not self._current:
+                self._idle.set()
 
     async def _answer(self, job: _Job) -> None:
         await job.announced
         service = self._service
         try:
-            claim = await service.claim(job.run_id, resuming=job.resume_by is not None)
+            claim = await service.claim(job.run_id, resuming=job.resume_by is not None or job.taken_over)
         except StoreUnavailable as exc:
             log.error("run %s: not started, the store is unavailable: %s", job.run_id, exc)
             await self._stopped(job, Stop.STORE_UNAVAILABLE, started=False)
@@ -233,6 +272,10 @@ class RunPool:
                     self._deliver(job.run_id, job.reply.stop(Stop.HELD_CHANGED, job.run_id))
                     return
                 result = resumed
+            elif job.taken_over:
+                result = await service.take_over(
+                    job.run_id, job.ask, history=claim.history, watchers=[job.reply.watcher], stop=job.stop
+                )
             else:
                 result = await service.ask(
                     job.ask.question,
@@ -244,11 +287,16 @@ class RunPool:
                 )
         except asyncio.CancelledError:
             raise
+        except JournalRefused as exc:  # another replica holds it now, or will: it answers there
+            log.warning("run %s stopped here: %s", job.run_id, exc)
+            await service.release(job.run_id)
+            return
         except Exception:
             log.exception("run %s raised", job.run_id)
             await self._stopped(job, Stop.INTERNAL_ERROR, started=True)
             return
-        self._deliver(job.run_id, job.reply.finish(result))
+        if await service.may_deliver(job.run_id):
+            self._deliver(job.run_id, job.reply.finish(result))
 
     async def _stopped(self, job: _Job, why: Stop, *, started: bool) -> None:
         """End the run in the store (now, or when the database is back) and tell its conversation."""
@@ -258,18 +306,6 @@ class RunPool:
             log.exception("run %s could not be ended in the store", job.run_id)
         self._deliver(job.run_id, job.reply.stop(why, job.run_id))
 
-    async def _say_interrupted(self, job: _Job, *, started: bool) -> None:
-        """A queued run is ended here, and a started one the engine had no time to record as ended; then its
-        conversation is told."""
-        try:
-            async with asyncio.timeout(GOODBYE_TIMEOUT_S):
-                # The engine records a cancelled run itself, unless it was cancelled before it could.
-                await self._service.stop_run(job.run_id, Stop.INTERRUPTED, started=started)
-                await job.announced
-                await job.reply.stop(Stop.INTERRUPTED, job.run_id)
-        except Exception as exc:  # shutting down: a conversation we cannot reach is logged, not retried
-            log.warning("could not tell the conversation of run %s that it was interrupted: %s", job.run_id, exc)
-
     def _deliver(self, run_id: str, delivery: Awaitable[None]) -> None:
         """Deliver in the background: a medium waiting out its update interval must not hold a worker."""
         task = asyncio.create_task(self._delivered(run_id, delivery), name=f"parley-answer-{run_id}")
@@ -277,7 +313,10 @@ class RunPool:
         task.add_done_callback(self._delivering.discard)
 
     async def _delivered(self, run_id: str, delivery: Awaitable[None]) -> None:
+        """End, then deliver, then mark delivered: a process that dies in between leaves the end to recovery."""
         try:
             await delivery
         except Exception:
             log.exception("the answer of run %s could not be delivered", run_id)
+            return
+        await self._service.delivered(run_id)

@@ -16,21 +16,26 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
+
+from pydantic import ValidationError
 
 from agent import (
     Agent,
     Exchange,
     FanoutRecorder,
+    Interrupted,
     InvalidQuestion,
     Recorder,
     RunResult,
+    RunSnapshot,
     RunStatus,
     StopRequest,
     exception_line,
 )
-from bot.core.config import JobsConfig, ReviewConfig
+from bot.core.config import DEFAULT_SHUTDOWN_GRACE_S, JobsConfig, ReviewConfig
+from bot.core.journal import RunJournal
 from bot.core.notifier import LogNotifier, Notifier, tell
 from bot.core.owner import RunOwner
 from bot.core.pool import Replies, RunPool, Stop
@@ -55,6 +60,8 @@ from bot.store import (
 from bot.store import escalations as stored_escalations
 from bot.store.database import patiently
 from bot.store.feedback import Recorded, comment_on, note_on_feedback_escalation, record_feedback
+from bot.store.journal import claim as claim_run
+from bot.store.journal import mark_delivered, release, saved_run
 from bot.store.lifecycle import Change, may_decide
 from bot.store.retention import purge
 from bot.store.runs import end_run, enqueue, enqueue_retry, load_run, set_reply_ts, thread_history, thread_is_ours
@@ -146,6 +153,7 @@ class RunService:
         jobs: JobsConfig | None = None,
         replies: Replies | None = None,
         workers: int = 1,
+        shutdown_grace_s: float = DEFAULT_SHUTDOWN_GRACE_S,
     ) -> None:
         """Without an `agent` the service decides, retries and cancels, but runs nothing (`parley review
         reject` needs no LLM). Without an `owner`, this process holds its runs under an owner of its own,
@@ -159,9 +167,14 @@ class RunService:
         self._watchers = tuple(watchers)
         self.review = review or ReviewConfig()
         self.jobs = jobs or JobsConfig()
-        self.pool = RunPool(self, replies, size=workers) if replies is not None else None
+        self.pool = RunPool(self, replies, size=workers, grace_s=shutdown_grace_s) if replies is not None else None
         self._recovery = Recovery(
-            db, self.owner, self.notifier, ask_of=self.ask_of, submit=self._resubmit if self.pool else None
+            db,
+            self.owner,
+            self.notifier,
+            ask_of=self.ask_of,
+            submit=self._resubmit if self.pool else None,
+            deliver=self._deliver_end if self.pool else None,
         )
         self._background: set[asyncio.Task[None]] = set()
 
@@ -224,16 +237,21 @@ class RunService:
     async def claim(self, run_id: str, *, resuming: bool = False) -> Claim | None:
         """The run, if this process may start it now: still held by it, and still queued (or being resumed);
         None otherwise (logged). `StoreUnavailable` when the store cannot tell."""
+        if not resuming and not await patiently(lambda: claim_run(self._db, run_id, self.owner.id)):
+            # Queued → running under this process is one conditional update, committed before anything runs:
+            # a run another replica took over, or one that ended while it waited, is left alone.
+            run = await patiently(lambda: load_run(self._db, run_id))
+            where = "gone" if run is None else f"{run.status}, held by {run.owner}"
+            log.warning("run %s is not queued under this process any more (%s): not started", run_id, where)
+            return None
         run = await patiently(lambda: load_run(self._db, run_id))
         if run is not None and run.owner not in (None, self.owner.id):
             # Another replica took it over while this one could not renew its hold (cut off from the database):
             # it is that replica's to answer now.
             log.warning("run %s is held by %s now: not started here", run_id, run.owner)
             return None
-        if not resuming and run is not None and run.status != RunStatus.QUEUED:
-            # Ended while it waited (another replica recorded its end): its conversation was told then; starting
-            # it now would overwrite that honest ending.
-            log.warning("run %s is %s, not queued any more: not started", run_id, run.status)
+        if resuming and run is not None and run.status != RunStatus.RUNNING:
+            log.warning("run %s is %s, not running any more: not resumed", run_id, run.status)
             return None
         history = await patiently(lambda: thread_history(self._db, run)) if run is not None else []
         return Claim(run, history)
@@ -249,14 +267,95 @@ class RunService:
         stop: StopRequest | None = None,
     ) -> RunResult:
         """Run the question to its end (or until `stop`), recorded; a run that waits for people is shown to the
-        reviewers."""
+        reviewers.
+
+        A run of a queued question (`run_id`) is journaled: each step is saved and each tool call's intent is
+        recorded before it runs, so a survivor can resume it (`take_over`); `JournalRefused` when this process
+        may not go on with it (it stops, recording nothing more)."""
+        journal = RunJournal(self._db, run_id, self.owner) if run_id is not None else None
         async with self.owner.holding():
             recorder = FanoutRecorder(self._recorder(origin), *self._watchers, *watchers)
             if run_id is not None and stop is not None:
                 await self._stop_if_requested(run_id, stop)
-            result = await self._agent.run(question, run_id=run_id, history=history, recorder=recorder, stop=stop)
+            result = await self._agent.run(
+                question, run_id=run_id, history=history, recorder=recorder, stop=stop, journal=journal
+            )
         await self._after_run(result)
         return result
+
+    async def take_over(
+        self,
+        run_id: str,
+        ask: Ask,
+        *,
+        history: Sequence[Exchange] = (),
+        watchers: Sequence[Recorder] = (),
+        stop: StopRequest | None = None,
+    ) -> RunResult:
+        """Go on with a run whose process stopped, now held by this one: from its last saved step, its calls in
+        flight run again only if their tools are idempotent. A run that saved no step yet ran no tool call: it
+        starts again. `JournalRefused` as for `ask`; a person's `stop` as for `ask`."""
+        saved = await patiently(lambda: saved_run(self._db, run_id))
+        try:
+            snapshot = RunSnapshot.model_validate(saved.checkpoint) if saved.checkpoint is not None else None
+        except ValidationError:
+            log.exception("run %s: its saved step cannot be read by this version; it starts again", run_id)
+            snapshot = None
+        if snapshot is None:
+            return await self.ask(
+                ask.question, ask.origin, run_id=run_id, history=history, watchers=watchers, stop=stop
+            )
+        interrupted = Interrupted(snapshot, tuple(saved.intents), self.owner.id, saved.spent_s)
+        journal = RunJournal(self._db, run_id, self.owner)
+        async with self.owner.holding():
+            recorder = FanoutRecorder(self._recorder(ask.origin), *self._watchers, *watchers)
+            if stop is not None:
+                await self._stop_if_requested(run_id, stop)
+            result = await self._agent.take_over(interrupted, recorder=recorder, journal=journal, stop=stop)
+        await self._after_run(result)
+        return result
+
+    async def release(self, run_id: str) -> None:
+        """Give up a run this process may not finish (fenced, refused, shutting down): any live replica takes it
+        over — now, or once the database takes the release (kept like an end)."""
+
+        async def give_up() -> None:
+            await release(self._db, run_id, self.owner.id)
+
+        await self.owner.pending.write(run_id, give_up)
+
+    async def delivered(self, run_id: str) -> None:
+        """The run's end reached its conversation. A mark the database cannot take is lost: recovery reads the
+        thread's end mark before it would post anything."""
+        try:
+            await patiently(lambda: mark_delivered(self._db, run_id))
+        except StoreUnavailable as exc:
+            log.warning("run %s: its delivery could not be recorded: %s", run_id, exception_line(exc))
+
+    async def _deliver_end(self, run: StoredRun) -> None:
+        """Post the end of a run another process recorded and died before showing, in its placeholder."""
+        assert self.pool is not None
+        ask = await self.ask_of(run)
+        if ask is None or run.result is None:
+            return
+        await self.pool.replies.reply(ask, queued=False, placeholder=run.reply_ts).finish(run.result)
+
+    async def may_deliver(self, run_id: str) -> bool:
+        """Whether this process may show the run's end: yes, unless its heartbeat has been silent so long that
+        another replica may have taken the run over — then only if the store says the run is still its own. A run
+        it may not show is released (nothing is posted; whoever holds it answers)."""
+        if not self.owner.fenced:
+            return True
+        try:
+            run = await load_run(self._db, run_id)
+        except StoreUnavailable:
+            run = None
+        else:
+            if run is not None:
+                return run.owner == self.owner.id
+        log.warning("run %s: fenced (the database is away), its end is not shown; it is released", run_id)
+        await self.release(run_id)
+        return False
 
     async def resume(
         self,
@@ -295,6 +394,7 @@ class RunService:
             result = await self._agent.resume(snapshot, approved_by=approved_by, recorder=recorder, stop=stop)
         if not thread_watched:
             await tell(self.notifier.resumed, run, result, what=f"the result of resumed run {run_id}")
+            await self.delivered(run_id)
         await self._after_run(result)
         return result
 
@@ -571,11 +671,11 @@ class RunService:
 
     async def recover(self, now: datetime | None = None) -> int:
         """One recovery pass over what stopped processes left (`bot.core.recovery`)."""
-        return await self._recovery.sweep(now or datetime.now(UTC))
+        return await self._recovery.sweep(now)
 
-    def _resubmit(self, run_id: str, ask: Ask, placeholder: str | None) -> None:
+    def _resubmit(self, run_id: str, ask: Ask, placeholder: str | None, taken_over: bool) -> None:
         assert self.pool is not None
-        self.pool.submit(run_id, ask, placeholder=placeholder)
+        self.pool.submit(run_id, ask, placeholder=placeholder, taken_over=taken_over)
 
     def _tell(self, ask: Ask, problem: str) -> None:
         if self.pool is None:

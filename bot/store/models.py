@@ -27,6 +27,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    func,
 )
 from sqlalchemy import (
     text as sql,
@@ -149,6 +150,8 @@ class Run(Base):
     snapshot: Mapped[dict[str, Any] | None] = mapped_column(Json)
     retry_of: Mapped[str | None] = mapped_column(String(64))  # the run a reviewer asked to run again
     owner: Mapped[str | None] = mapped_column(String(128))  # the process holding it while queued or running
+    resumes: Mapped[int] = mapped_column(server_default="0")  # taken over after its process stopped
+    delivered_at: Mapped[datetime | None]  # its end reached its conversation (None: not yet, or ended elsewhere)
     created_at: Mapped[datetime]
     started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
@@ -356,6 +359,32 @@ class StopRecord(Base):
     actor: Mapped[str] = mapped_column(String(128))  # as the audit log names people: "slack:U…", "cli:ada"
     shown_as: Mapped[str] = mapped_column(String(128))  # as the run's answer names them: "<@U…>"
     at: Mapped[datetime]
+
+
+class RunCheckpoint(Base):
+    """A running run as it stood after its last completed step (`RunSnapshot`): what a survivor resumes from."""
+
+    __tablename__ = "run_checkpoints"
+
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    step: Mapped[int]
+    state: Mapped[dict[str, Any]]
+    saved_at: Mapped[datetime] = mapped_column(server_default=func.now())
+
+
+class CallIntentRecord(Base):
+    """A tool call about to run, recorded before it starts: one after the last checkpoint has an unknown
+    outcome."""
+
+    __tablename__ = "call_intents"
+
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    tool_call_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    step: Mapped[int]
+    tool: Mapped[str] = mapped_column(String(128))
+    signature: Mapped[str] = mapped_column(String(64))
+    arguments: Mapped[dict[str, Any]]
+    started_at: Mapped[datetime] = mapped_column(server_default=func.now())
 
 
 class AuditEvent(Base):

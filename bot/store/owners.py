@@ -9,7 +9,7 @@ owner it found, so two replicas recovering at once never handle one run twice.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import ColumnElement, and_, func, or_, select, update
@@ -20,22 +20,26 @@ from agent import RunStatus, TerminationReason
 from bot.store.audit import RECOVERER, audit
 from bot.store.database import Database, rows_changed
 from bot.store.lifecycle import HELD
-from bot.store.models import OwnerRecord, Run, Step, ToolCallRecord
+from bot.store.models import OwnerRecord, Run, RunCheckpoint, Step, ToolCallRecord
 from bot.store.records import ShownEnd, StoredRun
 from bot.store.rows import stored_run
 from bot.store.vocabulary import AuditAction
 
 
-async def beat(db: Database, owner: str, *, host: str, pid: int, now: datetime, hold_s: float) -> bool:
-    """Register `owner` or renew its hold until `now + hold_s`; False when it stopped (it never comes back)."""
+async def beat(db: Database, owner: str, *, host: str, pid: int, now: datetime | None, hold_s: float) -> bool:
+    """Register `owner` or renew its hold until `now + hold_s`; False when it stopped (it never comes back).
+
+    `now` None: the database's clock (`now()`), so that replicas whose clocks disagree still agree on every hold
+    (SQLite, one machine's store, takes this process's clock)."""
     insert = sqlite_insert if db.is_sqlite else pg_insert
-    until = now + timedelta(seconds=hold_s)
+    at: Any = now if now is not None else (datetime.now(UTC) if db.is_sqlite else func.now())
+    until = at + timedelta(seconds=hold_s)
     statement = (
         insert(OwnerRecord)
-        .values(id=owner, host=host, pid=pid, started_at=now, beat_at=now, expires_at=until)
+        .values(id=owner, host=host, pid=pid, started_at=at, beat_at=at, expires_at=until)
         .on_conflict_do_update(
             index_elements=[OwnerRecord.id],
-            set_={"beat_at": now, "expires_at": until},
+            set_={"beat_at": at, "expires_at": until},
             where=OwnerRecord.stopped_at.is_(None),
         )
     )
@@ -43,22 +47,41 @@ async def beat(db: Database, owner: str, *, host: str, pid: int, now: datetime, 
         return await rows_changed(session, statement) == 1
 
 
-async def stop(db: Database, owner: str, *, now: datetime) -> None:
-    """`owner` holds nothing any more: whatever it left queued or running is an orphan at once."""
+async def stop(db: Database, owner: str, *, now: datetime | None) -> None:
+    """`owner` holds nothing any more: whatever it left queued or running is an orphan at once (`now` None: the
+    database's clock)."""
+    at: Any = now if now is not None else (datetime.now(UTC) if db.is_sqlite else func.now())
     async with db.sessions() as session, session.begin():
-        await session.execute(update(OwnerRecord).where(OwnerRecord.id == owner).values(stopped_at=now, expires_at=now))
+        await session.execute(update(OwnerRecord).where(OwnerRecord.id == owner).values(stopped_at=at, expires_at=at))
+
+
+async def database_now(db: Database) -> datetime:
+    """The database's clock, which every replica shares (SQLite: this process's)."""
+    if db.is_sqlite:
+        return datetime.now(UTC)
+    async with db.sessions() as session:
+        moment = await session.scalar(select(func.now()))
+    assert isinstance(moment, datetime)
+    return moment.astimezone(UTC)
 
 
 async def orphans(db: Database, *, now: datetime, limit: int, seen_by: str) -> list[StoredRun]:
     """Queued and running runs whose owner's hold ran out, who stopped, or who is unknown, oldest first — as
     the live process `seen_by` sees them: its own runs are never orphans to it."""
-    alive = select(OwnerRecord.id).where(OwnerRecord.stopped_at.is_(None), OwnerRecord.expires_at > now)
-    left = or_(Run.owner.is_(None), and_(Run.owner != seen_by, Run.owner.not_in(alive)))
+    left = left_behind(seen_by, now=now)
     async with db.sessions() as session:
         found = await session.scalars(
             select(Run).where(Run.status.in_(HELD), left).order_by(Run.created_at, Run.id).limit(limit)
         )
         return [stored_run(run) for run in found.all()]
+
+
+def left_behind(seen_by: str, *, now: datetime | None = None) -> ColumnElement[bool]:
+    """A run no live process holds, as `seen_by` sees it: no owner, or one whose hold ran out (by `now`, or the
+    database's clock) or who stopped — never `seen_by` itself."""
+    moment: Any = now if now is not None else func.now()
+    alive = select(OwnerRecord.id).where(OwnerRecord.stopped_at.is_(None), OwnerRecord.expires_at > moment)
+    return or_(Run.owner.is_(None), and_(Run.owner != seen_by, Run.owner.not_in(alive)))
 
 
 async def steps_done(db: Database, run_id: str) -> tuple[int, int]:
@@ -77,6 +100,17 @@ async def take_over(db: Database, run: StoredRun, owner: str, *, now: datetime) 
     )
 
 
+async def resume_orphan(db: Database, run: StoredRun, owner: str, *, max_resumes: int, now: datetime) -> bool:
+    """Make `owner` the holder of an orphaned running run, to resume from its last saved step (counted in
+    `runs.resumes`, at most `max_resumes`); False when it moved on, another process took it first, or it was
+    resumed that often already."""
+    async with db.sessions() as session:  # the last completed step: what it goes on from
+        saved = await session.scalar(select(RunCheckpoint.step).where(RunCheckpoint.run_id == run.id))
+    detail = {"outcome": "resumed", "by": owner, "after_step": saved or 0, "resume": run.resumes + 1}
+    values = {"owner": owner, "resumes": Run.resumes + 1}
+    return await _recover(db, run, RunStatus.RUNNING, values, now=now, detail=detail, where=Run.resumes < max_resumes)
+
+
 async def record_shown_end(db: Database, run: StoredRun, shown: ShownEnd, *, now: datetime) -> bool:
     """Record an orphan as its thread shows it ended (the process that told people died before the store
     took it): what was shown stands; the trace is incomplete. False when it moved on meanwhile."""
@@ -86,6 +120,7 @@ async def record_shown_end(db: Database, run: StoredRun, shown: ShownEnd, *, now
         "answer": shown.answer,
         "trace_complete": False,
         "finished_at": now,
+        "delivered_at": func.now(),  # its thread shows it
     }
     detail = {"outcome": "as_shown", "message_ts": shown.message_ts, "termination_reason": shown.reason.value}
     return await _recover(db, run, run.status, values, now=now, detail=detail, to_status=shown.status)
@@ -116,9 +151,13 @@ async def _recover(
     now: datetime,
     detail: dict[str, Any],
     to_status: RunStatus | None = None,
+    where: ColumnElement[bool] | None = None,
 ) -> bool:
-    """One conditional UPDATE on the status and owner the orphan was found with, and its audit event."""
+    """One conditional UPDATE on the status and owner the orphan was found with (and `where`), and its audit
+    event."""
     same_owner: ColumnElement[bool] = Run.owner.is_(None) if run.owner is None else Run.owner == run.owner
+    if where is not None:
+        same_owner = and_(same_owner, where)
     async with db.sessions() as session, session.begin():
         changed = await rows_changed(
             session,

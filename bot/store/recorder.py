@@ -12,7 +12,7 @@ import json
 import logging
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, or_, select, update
+from sqlalchemy import ColumnElement, and_, delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent import (
@@ -38,7 +38,7 @@ from agent import (
 from bot.store.audit import ENGINE, audit
 from bot.store.database import Database, rows_changed
 from bot.store.lifecycle import FROM, Change
-from bot.store.models import EscalationRecord, Run, Step, ToolCallRecord, Verdict
+from bot.store.models import EscalationRecord, Run, RunCheckpoint, Step, ToolCallRecord, Verdict
 from bot.store.pending import OUTAGES, PendingEnds
 from bot.store.records import RunOrigin
 from bot.store.vocabulary import AuditAction, EscalationKind, VerdictKind, VerdictStage
@@ -316,6 +316,8 @@ class StoreRecorder:
         # went on, and its thread shows this end (it replaced the notice): this end is the true one.
         under_way: ColumnElement[bool] = Run.status.in_(FROM[Change.FINISH])
         if self._owner is not None:
+            # Still this process's: a run another replica took over (this one was cut off, and went on) ends there.
+            under_way = and_(under_way, Run.owner == self._owner)
             ended_for_dead = and_(
                 Run.owner == self._owner,
                 Run.status == RunStatus.DEGRADED,
@@ -356,6 +358,7 @@ class StoreRecorder:
                     "run %s had ended already (%s): its end as seen here is not recorded", result.run_id, previous
                 )
             return
+        await session.execute(delete(RunCheckpoint).where(RunCheckpoint.run_id == result.run_id))  # ended: not resumed
         if result.escalation is not None:
             esc = result.escalation
             session.add(

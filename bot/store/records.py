@@ -99,6 +99,8 @@ class StoredRun:
     owner: str | None = None  # the process holding it while it is queued or running
     answer: str | None = None  # the answer column as it is, also before `result` exists (a stopped run's note)
     termination_reason: TerminationReason | None = None
+    resumes: int = 0  # how often it was taken over after its process stopped
+    delivered: bool = False  # its end reached its conversation
 
     @property
     def outcome(self) -> OutcomeKind | None:

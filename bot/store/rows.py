@@ -159,6 +159,8 @@ def _stored(run: Run, status: RunStatus, result: RunResult | None) -> StoredRun:
         owner=run.owner,
         answer=run.answer,
         termination_reason=run.termination_reason,
+        resumes=run.resumes or 0,
+        delivered=run.delivered_at is not None,
     )
 
 

@@ -1,6 +1,7 @@
 """Recovery on a controlled clock: a run is stale only when its owner's hold ran out, never because it waited;
-a dead owner's queued run is taken over, its running run ended honestly, and a run whose thread already
-shows its end is recorded as shown — each once, on PostgreSQL (two replicas at once) and on SQLite."""
+a dead owner's queued run is taken over, its running run resumed (at most `MAX_RESUMES` times, then ended
+honestly), and a run whose thread already shows its end is recorded as shown — each once, on PostgreSQL (two
+replicas at once) and on SQLite."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from datetime import datetime, timedelta
 
 from agent import RunStatus, TerminationReason
 from bot.core import Ask, RunOwner, RunService, ShownEnd
-from bot.core.recovery import Recovery
-from bot.store import Database
+from bot.core.recovery import MAX_RESUMES, Deliver, Recovery
+from bot.store import Database, StoredRun
 from bot.store.owners import beat, stop
 from bot.wording import InThread
 from tests.bot.jobs.rows import (
@@ -37,9 +38,12 @@ class RecordingTaker:
     """The worker pool of the recovering replica: what it was handed to answer."""
 
     taken: list[tuple[str, Ask, str | None]] = field(default_factory=list)
+    resumed: list[str] = field(default_factory=list)  # of those, the running runs it goes on with
 
-    def submit(self, run_id: str, ask: Ask, placeholder: str | None) -> None:
+    def submit(self, run_id: str, ask: Ask, placeholder: str | None, taken_over: bool) -> None:
         self.taken.append((run_id, ask, placeholder))
+        if taken_over:
+            self.resumed.append(run_id)
 
 
 @dataclass
@@ -54,12 +58,19 @@ class ClockedRecovery:
 
 
 def recovery_of(
-    db: Database, owner: RunOwner, notifier: RecordingNotifier, taker: RecordingTaker | None, clock: Clock
+    db: Database,
+    owner: RunOwner,
+    notifier: RecordingNotifier,
+    taker: RecordingTaker | None,
+    clock: Clock,
+    *,
+    deliver: Deliver | None = None,
 ) -> ClockedRecovery:
     """Recovery as the run service builds it: the service says where a queued run answers, the pool takes it."""
     service = RunService(db, notifier, owner=owner)
     submit = taker.submit if taker is not None else None
-    return ClockedRecovery(Recovery(db, owner, notifier, ask_of=service.ask_of, submit=submit), clock)
+    recovery = Recovery(db, owner, notifier, ask_of=service.ask_of, submit=submit, deliver=deliver)
+    return ClockedRecovery(recovery, clock)
 
 
 async def replica_a_beat_at_t0(db: Database) -> None:
@@ -129,10 +140,37 @@ async def test_recovery_takes_over_a_queued_run_whose_owner_died_in_its_own_plac
     assert await recovery.sweep() == 0  # replica-b is alive: the run is no orphan any more
 
 
-async def test_recovery_ends_a_running_run_whose_owner_died_with_the_steps_it_recorded(db: Database) -> None:
+async def test_recovery_resumes_a_running_run_whose_owner_died_in_its_own_placeholder(db: Database) -> None:
     notifier, taker = RecordingNotifier(), RecordingTaker()
     await replica_a_beat_at_t0(db)
-    run_id = await add_run(db, status="running", started_at=T0, owner="replica-a")
+    run_id = await add_run(db, status="running", started_at=T0, owner="replica-a", reply_ts="1800000000.000200")
+    await add_steps(db, run_id, 2)
+    recovery, owner, clock = await healthy_recovery(db, notifier, taker)
+
+    await beating_until(owner, clock, GONE)
+    assert await recovery.sweep() == 1
+
+    assert taker.resumed == [run_id] and taker.taken[0][2] == "1800000000.000200"
+    run = await run_row(db, run_id)
+    assert (run.status, run.owner, run.resumes) == ("running", "replica-b", 1)
+    [event] = await audit(db, "run_recovered")
+    assert (event.from_status, event.to_status) == ("running", "running")
+    assert event.detail == {
+        "left_by": "replica-a",
+        "outcome": "resumed",
+        "by": "replica-b",
+        "after_step": 0,  # its last saved step (none was saved here)
+        "resume": 1,
+    }
+    assert notifier.stale == []  # nothing told: its placeholder goes on, then shows the answer
+    assert await recovery.sweep() == 0
+
+
+async def test_recovery_ends_a_running_run_resumed_too_often_with_the_steps_it_recorded(db: Database) -> None:
+    """A run that stopped its process every time it was resumed: ended honestly, not resumed again."""
+    notifier, taker = RecordingNotifier(), RecordingTaker()
+    await replica_a_beat_at_t0(db)
+    run_id = await add_run(db, status="running", started_at=T0, owner="replica-a", resumes=MAX_RESUMES)
     await add_steps(db, run_id, 2)
     await add_tool_call(db, run_id, at=T0 + SECOND, raw={"temp_c": 4})
     recovery, owner, clock = await healthy_recovery(db, notifier, taker)
@@ -246,11 +284,13 @@ async def test_recovery_on_two_replicas_at_once_handles_each_orphan_once(db: Dat
 
     assert sum(handled) == 16, handled
     taken = [run_id for taker in takers for run_id, _, _ in taker.taken]
-    assert sorted(taken) == sorted(queued)
+    assert sorted(taken) == sorted(queued + running)  # each once, by one of the two
+    assert sorted(run_id for taker in takers for run_id in taker.resumed) == sorted(running)
     for taker, name in zip(takers, ("replica-b", "replica-c"), strict=True):
         assert [(await run_row(db, run_id)).owner for run_id, _, _ in taker.taken] == [name] * len(taker.taken)
-    assert sorted(notifier.stale) == sorted(running)
+    assert notifier.stale == []
     assert len(await audit(db, "run_recovered")) == 16
+    assert [(await run_row(db, run_id)).resumes for run_id in running] == [1] * 8
 
 
 async def test_recovery_works_on_the_embedded_sqlite_store(sqlite_store: tuple[Database, MakeReplica]) -> None:
@@ -259,9 +299,62 @@ async def test_recovery_works_on_the_embedded_sqlite_store(sqlite_store: tuple[D
     await replica_a_beat_at_t0(db)
     queued = await add_run(db, status="queued", owner="replica-a")
     running = await add_run(db, status="running", started_at=T0, owner="replica-a")
+    spun = await add_run(db, status="running", started_at=T0, owner="replica-a", resumes=MAX_RESUMES)
     recovery, owner, clock = await healthy_recovery(db, notifier, taker)
     await beating_until(owner, clock, GONE)
-    assert await recovery.sweep() == 2
-    assert [run_id for run_id, _, _ in taker.taken] == [queued]
-    assert notifier.stale == [running]
+    assert await recovery.sweep() == 3
+    assert sorted(run_id for run_id, _, _ in taker.taken) == sorted([queued, running]) and taker.resumed == [running]
+    assert notifier.stale == [spun]
     assert (await run_row(db, queued)).owner == "replica-b"
+
+
+async def test_recovery_posts_an_end_its_dead_owner_recorded_but_never_delivered_once(
+    db: Database, replica: MakeReplica
+) -> None:
+    """The replica recorded the run's end, then died before posting it: its thread shows no end, so one of two
+    recovering replicas posts it (once), and it is marked delivered. One whose thread shows its end is only
+    marked."""
+    notifier = RecordingNotifier()
+    await replica_a_beat_at_t0(db)
+    fields = {"started_at": T0, "finished_at": T0, "owner": "replica-a", "termination_reason": "answered"}
+    lost = await add_run(db, status="solved", answer="47 × 12 = 564 [1]", **fields)
+    posted = await add_run(db, status="solved", answer="47 × 12 = 564 [1]", **fields)
+    notifier.shown = {
+        posted: ShownEnd(RunStatus.SOLVED, TerminationReason.ANSWERED, "47 × 12 = 564 [1]", "1800000000.000300")
+    }
+    delivered: list[tuple[str, str | None]] = []
+
+    async def deliver(run: StoredRun) -> None:
+        delivered.append((run.id, run.result.answer if run.result else None))
+
+    recoveries = []
+    for name in ("replica-b", "replica-c"):
+        store, clock = replica(), Clock(T0 - timedelta(minutes=1))
+        owner = RunOwner(store, heartbeat_s=HEARTBEAT_S, stale_after_s=STALE_AFTER_S, clock=clock, owner_id=name)
+        await beating_until(owner, clock, GONE)
+        recoveries.append(recovery_of(store, owner, notifier, None, clock, deliver=deliver))
+
+    await asyncio.gather(*(recovery.sweep() for recovery in recoveries))
+
+    assert delivered == [(lost, "47 × 12 = 564 [1]")]  # posted once, by one of the two
+    assert [(await run_row(db, run_id)).delivered_at is not None for run_id in (lost, posted)] == [True, True]
+    assert sum([await recovery.sweep() for recovery in recoveries]) == 0  # nothing left to deliver
+    assert delivered == [(lost, "47 × 12 = 564 [1]")]
+
+
+async def test_recovery_leaves_an_undelivered_end_of_a_live_owner_alone(db: Database) -> None:
+    """A live replica is still posting its end (Slack slow): nobody else posts it."""
+    notifier = RecordingNotifier()
+    await replica_a_beat_at_t0(db)
+    run_id = await add_run(db, status="solved", finished_at=T0, owner="replica-a", answer="564 [1]")
+    delivered: list[str] = []
+
+    async def deliver(run: StoredRun) -> None:
+        delivered.append(run.id)
+
+    clock = Clock(T0 - timedelta(minutes=1))
+    owner = RunOwner(db, heartbeat_s=HEARTBEAT_S, stale_after_s=STALE_AFTER_S, clock=clock, owner_id="replica-b")
+    recovery = recovery_of(db, owner, notifier, None, clock, deliver=deliver)
+    await beating_until(owner, clock, GONE - 2 * SECOND)  # replica-a's hold has not run out
+    assert await recovery.sweep() == 0
+    assert delivered == [] and (await run_row(db, run_id)).delivered_at is None

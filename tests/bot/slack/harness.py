@@ -18,6 +18,7 @@ from agent.brains.chat import ChatCompletionsClient
 from bot.assembly import Runtime, build_runtime
 from bot.config_file import defaults_dir
 from bot.core import ReviewConfig
+from bot.core.config import OwnershipConfig
 from bot.serving import http_front, serve_front
 from bot.settings import Settings
 from bot.slack.reply.medium import StreamingMode
@@ -144,6 +145,7 @@ async def running_bot(
     tracer: Tracer | None = None,
     assistant: AssistantConfig | None = None,
     streaming: StreamingMode = "auto",
+    ownership: OwnershipConfig | None = None,
     **config: Any,
 ) -> AsyncIterator[RunningBot]:
     settings = settings_for(slack, workers=workers, streaming=streaming)
@@ -157,6 +159,7 @@ async def running_bot(
             review=review,
             tracer=tracer,
             assistant=assistant,
+            ownership=ownership,
         )
         async with serve(bot) as url, httpx.AsyncClient(trust_env=False, timeout=DEFAULT_POST_TIMEOUT_S) as slack_side:
             yield RunningBot(url, bot, slack, slack_side)

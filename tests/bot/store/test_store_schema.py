@@ -33,7 +33,8 @@ from tests.bot.store.recording import fetch
 
 NOW = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 STORE_TABLES = {table.name for table in Base.metadata.sorted_tables}
-ADDED_AFTER_0007 = {"stop_requests"}  # the tables later revisions add
+CRASH_SAFE = {"run_checkpoints", "call_intents"}  # revision 0008
+ADDED_AFTER_0007 = CRASH_SAFE | {"stop_requests"}  # the tables later revisions add
 TABLES_0007 = STORE_TABLES - ADDED_AFTER_0007
 TABLES_0004 = TABLES_0007 - {"run_owners", "feedback"}  # the tables at revisions 0003 and 0004
 TABLES_0005 = TABLES_0007 - {"feedback"}
