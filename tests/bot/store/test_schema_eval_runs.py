@@ -14,9 +14,9 @@ from bot.store.migrate import downgrade, upgrade
 from bot.store.models import Step
 from tests.bot.store.postgres import MakeDatabase, pg_url_of
 from tests.bot.store.recording import fetch
-from tests.bot.store.test_store_schema import NOW, TABLES_0007, seed
+from tests.bot.store.test_store_schema import NOW, TABLES_0010, seed
 
-REVISION, BEFORE = "0010", "0007"
+REVISION, BEFORE = "0010", "0008"
 
 
 async def copy_of_run_1(db: Database, run_id: str, source: str) -> None:
@@ -43,10 +43,10 @@ async def test_schema_0010_lets_runs_be_eval_runs_and_keeps_everything_else(
         await seed(db)
         with pytest.raises(IntegrityError, match="ck_runs_source"):
             await copy_of_run_1(db, "run-eval", "eval")
-        before = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0007}
+        before = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0010}
 
         await upgrade(db, REVISION)
-        during = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0007}
+        during = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0010}
         assert during == before  # every run, step, call and verdict still there
         await copy_of_run_1(db, "run-eval", "eval")
         async with db.sessions() as session, session.begin():  # a child row of the eval run, as the recorder writes

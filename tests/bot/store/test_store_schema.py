@@ -36,6 +36,7 @@ STORE_TABLES = {table.name for table in Base.metadata.sorted_tables}
 CRASH_SAFE = {"run_checkpoints", "call_intents"}  # revision 0008
 ADDED_AFTER_0007 = CRASH_SAFE | {"stop_requests"}  # the tables later revisions add
 TABLES_0007 = STORE_TABLES - ADDED_AFTER_0007
+TABLES_0010 = STORE_TABLES - {"stop_requests"}
 TABLES_0004 = TABLES_0007 - {"run_owners", "feedback"}  # the tables at revisions 0003 and 0004
 TABLES_0005 = TABLES_0007 - {"feedback"}
 TRIGGERS = {"postgresql": {"audit_events_append_only"}, "sqlite": {"audit_events_no_update", "audit_events_no_delete"}}
@@ -524,21 +525,21 @@ async def test_schema_0011_adds_stop_requests_and_the_reason_and_keeps_every_row
     backend: str, make_pg_database: MakeDatabase, tmp_path: Path
 ) -> None:
     """0011 takes `stopped_by_user` and the stop actions, and a stop request per run, keeping every row it finds
-    (on SQLite too, where `runs` is not recreated); a downgrade gives the nearest 0007 values back."""
+    (on SQLite too, where `runs` is not recreated); a downgrade gives the nearest 0010 values back."""
     url = pg_url_of(await make_pg_database()) if backend == "postgresql" else f"sqlite:///{tmp_path / 'old.db'}"
     stopped = "UPDATE runs SET termination_reason = 'stopped_by_user' WHERE id = 'run-1'"
     requested = "INSERT INTO audit_events (run_id, at, actor, action, detail) VALUES ('run-1', CURRENT_TIMESTAMP, 'x', "
     db = connect(url)
     try:
-        await upgrade(db, "0007")
+        await upgrade(db, "0010")
         await seed(db)
         with pytest.raises(IntegrityError, match="ck_runs_termination_reason"):
             async with db.engine.begin() as conn:
                 await conn.execute(text(stopped))
-        before = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0007}
+        before = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0010}
 
         await upgrade(db, "0011")
-        kept = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0007}
+        kept = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0010}
         async with db.engine.begin() as conn:
             await conn.execute(text(stopped))
             await conn.execute(text(requested + "'stop_requested', '{}')"))
@@ -555,9 +556,9 @@ async def test_schema_0011_adds_stop_requests_and_the_reason_and_keeps_every_row
             async with db.engine.begin() as conn:
                 await conn.execute(text("DELETE FROM audit_events"))
 
-        await downgrade(db, "0007")
-        after = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0007}
-        assert await table_names(db) == TABLES_0007 | {"alembic_version"}
+        await downgrade(db, "0010")
+        after = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0010}
+        assert await table_names(db) == TABLES_0010 | {"alembic_version"}
     finally:
         await db.aclose()
 
