@@ -10,7 +10,7 @@ from agent.brains.chat import ChatCompletionsClient
 from agent.brains.jsonreact import JsonReactBrain
 from agent.brains.openai import OpenAIBrain
 from agent.brains.replay import ReplayBrain, ReplayScript
-from agent.config import AgentConfig, BuiltinToolEntry, HttpToolEntry, ToolEntry
+from agent.config import AgentConfig, BuiltinToolEntry, HttpToolEntry, McpServerEntry, McpSpec, ToolEntry
 from agent.context import Exchange
 from agent.critique import Critique, CritiqueVerdict
 from agent.done import DoneChecklist, DoneItem
@@ -42,7 +42,19 @@ from agent.snapshot import RunCounters, RunSnapshot
 from agent.source import Source
 from agent.text import clip, exception_line, shorten
 from agent.tools.base import FunctionTool, Tool, ToolSpec
+from agent.tools.mcp import (
+    McpServer,
+    McpServers,
+    McpServerStatus,
+    McpToolStatus,
+    MemoryPins,
+    PinStore,
+    ServerState,
+    definition_digest,
+    mcp_status,
+)
 from agent.tools.registry import build_tools
+from agent.tools.toolbox import Toolbox, ToolSource
 from agent.trace import (
     CritiqueVerdictMade,
     DoneItemTicked,
@@ -109,6 +121,13 @@ __all__ = [
     "LLMRetry",
     "LLMUnavailable",
     "Limits",
+    "McpServer",
+    "McpServerEntry",
+    "McpServerStatus",
+    "McpServers",
+    "McpSpec",
+    "McpToolStatus",
+    "MemoryPins",
     "MemoryRecorder",
     "Message",
     "NotRecorded",
@@ -116,6 +135,7 @@ __all__ = [
     "ObservationError",
     "OpenAIBrain",
     "OutcomeKind",
+    "PinStore",
     "PlanMade",
     "Policies",
     "Recorder",
@@ -132,6 +152,7 @@ __all__ = [
     "RunSnapshot",
     "RunStarted",
     "RunStatus",
+    "ServerState",
     "Source",
     "StepDecided",
     "TerminationReason",
@@ -142,14 +163,18 @@ __all__ = [
     "ToolEntry",
     "ToolError",
     "ToolPolicy",
+    "ToolSource",
     "ToolSpec",
+    "Toolbox",
     "TraceEvent",
     "Usage",
     "build_tools",
     "check_question",
     "clip",
+    "definition_digest",
     "escalates",
     "exception_line",
+    "mcp_status",
     "normalise",
     "parse_retry_after",
     "plain_json",

@@ -67,6 +67,12 @@ DEFAULT_GRADES: Mapping[str, Grade] = {
     ErrorCode.UNKNOWN_TOOL: Grade(ErrorLevel.L3, False, "use_a_listed_tool"),
     ErrorCode.TOOL_DISABLED: Grade(ErrorLevel.L3, False, "use_a_listed_tool"),
     ErrorCode.POLICY_VIOLATION: Grade(ErrorLevel.L4, False),
+    # A tool's own result says it failed without naming a code (an MCP `isError` result, `{"ok": false}`).
+    ErrorCode.TOOL_REPORTED_FAILURE: Grade(ErrorLevel.L1, False),
+    # The call was sent and the connection stopped before its answer: it may have run. Never repeated.
+    ErrorCode.OUTCOME_UNKNOWN: Grade(ErrorLevel.L2, False, "tell_the_user"),
+    # An MCP tool's definition changed since it was pinned: refused until an operator re-trusts it.
+    ErrorCode.TOOL_CHANGED: Grade(ErrorLevel.L3, False, "use_a_listed_tool"),
 }
 
 # A code nobody graded is something the model should see and correct, never something retried blindly.

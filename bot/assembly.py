@@ -22,15 +22,18 @@ from agent import (
     Agent,
     AgentConfig,
     Brain,
-    BuiltinToolEntry,
     ChatCompletionsClient,
     ConfigError,
-    HttpToolEntry,
     JsonReactBrain,
+    McpServers,
+    MemoryPins,
     OpenAIBrain,
+    PinStore,
     Recorder,
     ReplayBrain,
     ReplayScript,
+    Toolbox,
+    ToolEntry,
     build_tools,
     exception_line,
 )
@@ -107,9 +110,12 @@ async def open_agent(
     loaded: LoadedConfig,
     brain: Brain,
     *,
-    tools: Sequence[BuiltinToolEntry | HttpToolEntry] | None = None,
+    tools: Sequence[ToolEntry] | None = None,
+    pins: PinStore | None = None,
 ) -> AsyncIterator[Agent]:
-    """An Agent whose HTTP client and brain are closed when the block ends."""
+    """An Agent whose HTTP client, MCP servers and brain are closed when the block ends. MCP tools' definitions
+    are pinned in `pins` (the store; memory when there is none). A server down at start is reported (the log,
+    hence stderr for the command line) and reconnected in the background."""
     config = loaded.agent
     if tools is not None:
         config = config.model_copy(update={"tools": list(tools)})
@@ -123,9 +129,23 @@ async def open_agent(
                     data_dir=loaded.data_dir,
                     policies=config.policies,
                 )
+                servers = McpServers.from_config(
+                    config.tools,
+                    env=settings.environ(),
+                    pins=pins or MemoryPins(),
+                    fixed_names=[tool.spec.name for tool in built],
+                )
+                await servers.start()
             except ConfigError as exc:
                 raise ConfigError(f"{loaded.path}: {exc}") from None
-            yield Agent(brain, built, config, config_hash=loaded.hash)
+            try:
+                for down in servers.down():
+                    log.warning(
+                        "MCP server %s is not connected (%s); retrying in the background", down.server, down.problem
+                    )
+                yield Agent(brain, Toolbox(built, servers.servers), config, config_hash=loaded.hash)
+            finally:
+                await servers.stop()
         finally:
             await brain.aclose()
 

@@ -104,6 +104,9 @@ class InThread:
         ErrorCode.UNKNOWN_TOOL: "no such tool",
         ErrorCode.TOOL_DISABLED: "the tool is switched off for this run",
         ErrorCode.POLICY_VIOLATION: "a policy forbids this call",
+        ErrorCode.TOOL_REPORTED_FAILURE: "the tool reported a failure",
+        ErrorCode.OUTCOME_UNKNOWN: "the connection stopped during the call, so whether it ran is unknown",
+        ErrorCode.TOOL_CHANGED: "the tool's definition changed and an operator must trust it again",
     }
     TOOL_PROBLEM_UNKNOWN = "the tool failed"
 
