@@ -122,7 +122,7 @@ class CrmHttpServer:
         )
         self._server = uvicorn.Server(config)
         self._task = asyncio.create_task(self._server.serve())
-        while not self._server.started:  # uvicorn offers no event to wait on
+        while not self._server.started:  # noqa: ASYNC110 - uvicorn offers no event to wait on
             await asyncio.sleep(0.01)
         return self
 
