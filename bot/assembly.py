@@ -32,6 +32,7 @@ from agent import (
     Recorder,
     ReplayBrain,
     ReplayScript,
+    Tool,
     Toolbox,
     ToolEntry,
     build_tools,
@@ -119,35 +120,45 @@ async def open_agent(
     config = loaded.agent
     if tools is not None:
         config = config.model_copy(update={"tools": list(tools)})
+    try:
+        async with open_tools(settings, loaded, config, pins=pins) as (built, servers):
+            yield Agent(brain, Toolbox(built, servers.servers), config, config_hash=loaded.hash)
+    finally:
+        await brain.aclose()
+
+
+@asynccontextmanager
+async def open_tools(
+    settings: Settings, loaded: LoadedConfig, config: AgentConfig, *, pins: PinStore | None = None
+) -> AsyncIterator[tuple[list[Tool], McpServers]]:
+    """The configuration's fixed tools and its MCP servers, connected; closed (stdio servers stopped) at the end.
+    A ConfigError names the file: an unknown built-in, a missing `${VAR}`, two tools with one name."""
     async with httpx.AsyncClient() as http:
         try:
-            try:
-                built = build_tools(
-                    config.tools,
-                    env=settings.environ(),
-                    http=http,
-                    data_dir=loaded.data_dir,
-                    policies=config.policies,
+            built = build_tools(
+                config.tools,
+                env=settings.environ(),
+                http=http,
+                data_dir=loaded.data_dir,
+                policies=config.policies,
+            )
+            servers = McpServers.from_config(
+                config.tools,
+                env=settings.environ(),
+                pins=pins or MemoryPins(),
+                fixed_names=[tool.spec.name for tool in built],
+            )
+            await servers.start()
+        except ConfigError as exc:
+            raise ConfigError(f"{loaded.path}: {exc}") from None
+        try:
+            for down in servers.down():
+                log.warning(
+                    "MCP server %s is not connected (%s); retrying in the background", down.server, down.problem
                 )
-                servers = McpServers.from_config(
-                    config.tools,
-                    env=settings.environ(),
-                    pins=pins or MemoryPins(),
-                    fixed_names=[tool.spec.name for tool in built],
-                )
-                await servers.start()
-            except ConfigError as exc:
-                raise ConfigError(f"{loaded.path}: {exc}") from None
-            try:
-                for down in servers.down():
-                    log.warning(
-                        "MCP server %s is not connected (%s); retrying in the background", down.server, down.problem
-                    )
-                yield Agent(brain, Toolbox(built, servers.servers), config, config_hash=loaded.hash)
-            finally:
-                await servers.stop()
+            yield built, servers
         finally:
-            await brain.aclose()
+            await servers.stop()
 
 
 def command_line_notifier(settings: Settings, loaded: LoadedConfig) -> Notifier:

@@ -80,6 +80,7 @@ class McpServer:
         self._offered: dict[str, McpTool] = {}
         self._changed: dict[str, str] = {}  # offered name → why it is refused
         self._statuses: tuple[McpToolStatus, ...] = ()
+        self.digests: dict[str, str] = {}  # the server's own tool name → digest of its current definition
         self.conflicts: list[str] = []
 
     @property
@@ -140,6 +141,7 @@ class McpServer:
         for name in changed:
             log.warning("MCP server %s: %s", self.name, changed[name])
         self._offered, self._changed, self._statuses = offered, changed, tuple(statuses)
+        self.digests = digests
 
     def _filtered(self, tool: str) -> str | None:
         if self.spec.allow is not None and tool not in self.spec.allow:
@@ -242,6 +244,9 @@ class McpServers:
 
     def status(self) -> list[McpServerStatus]:
         return [server.status() for server in self.servers]
+
+    def named(self, server: str) -> McpServer | None:
+        return next((candidate for candidate in self.servers if candidate.name == server), None)
 
     def down(self) -> list[McpServerStatus]:
         """The servers that are not connected now, with why."""
