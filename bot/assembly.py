@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,17 +26,20 @@ from agent import (
     ConfigError,
     JsonReactBrain,
     McpServers,
+    McpServerStatus,
     MemoryPins,
     OpenAIBrain,
     PinStore,
     Recorder,
     ReplayBrain,
     ReplayScript,
+    ServerState,
     Tool,
     Toolbox,
     ToolEntry,
     build_tools,
     exception_line,
+    mcp_status,
 )
 from bot.config_file import LoadedConfig
 from bot.core import (
@@ -183,6 +186,7 @@ class Runtime:
     jobs: Jobs | None = None
     recovery: RecoveryLoop | None = None
     llm_url: str | None = None
+    mcp_status: Callable[[], list[McpServerStatus]] = field(default=list)  # each MCP server's state, now
     _started: bool = field(default=False, repr=False)
 
     @property
@@ -252,12 +256,16 @@ class Runtime:
         report["pending_ends"] = str(len(self.service.owner.pending))  # ends the database has not taken yet
         if self.slack is None:
             report["slack"] = "off"
+        for server in self.mcp_status():  # a server that is down degrades its tools, not Parley: still 200
+            report[f"mcp {server.server}"] = _mcp_health(server)
         return (200 if report["database"] == "ok" else 503), report
 
     async def metrics_page(self) -> bytes:
         """GET /metrics: Prometheus's text format; answered even when the store is down (it says so)."""
         pool = self.pool
-        return await self.metrics.page(self.db, busy=pool.busy if pool else 0, waiting=pool.waiting if pool else 0)
+        return await self.metrics.page(
+            self.db, busy=pool.busy if pool else 0, waiting=pool.waiting if pool else 0, mcp=self.mcp_status()
+        )
 
 
 def build_runtime(
@@ -325,7 +333,18 @@ def build_runtime(
         jobs=Jobs(db, service, jobs) if run_jobs else None,
         recovery=RecoveryLoop(service, every_s=ownership.heartbeat_s) if run_jobs else None,
         llm_url=llm_url,
+        mcp_status=lambda: mcp_status(agent.toolbox),
     )
+
+
+def _mcp_health(server: McpServerStatus) -> str:
+    offered = sum(1 for tool in server.tools if tool.offered)
+    shown = f"{server.state.value}, {offered} tools offered"
+    if server.state is not ServerState.UP and server.problem:
+        shown += f": {server.problem}"
+    if server.changed:
+        shown += f"; changed, refused until `parley mcp trust {server.server}`: {', '.join(server.changed)}"
+    return shown
 
 
 async def _llm_reachability(base_url: str | None) -> str:

@@ -33,8 +33,9 @@ from tests.bot.store.recording import fetch
 
 NOW = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 STORE_TABLES = {table.name for table in Base.metadata.sorted_tables}
-TABLES_0004 = STORE_TABLES - {"run_owners", "feedback"}  # the tables at revisions 0003 and 0004
-TABLES_0005 = STORE_TABLES - {"feedback"}
+TABLES_0004 = STORE_TABLES - {"run_owners", "feedback", "mcp_tool_pins"}  # the tables at revisions 0003 and 0004
+TABLES_0005 = STORE_TABLES - {"feedback", "mcp_tool_pins"}
+TABLES_0007 = STORE_TABLES - {"mcp_tool_pins"}  # the tables at revisions 0006 and 0007
 TRIGGERS = {"postgresql": {"audit_events_append_only"}, "sqlite": {"audit_events_no_update", "audit_events_no_delete"}}
 
 
@@ -487,7 +488,7 @@ async def test_schema_0007_gives_feedback_escalations_their_own_kind_and_keeps_e
         with pytest.raises(IntegrityError, match="ck_audit_events_action"):
             async with db.engine.begin() as conn:
                 await conn.execute(text(failed + "'run_failed', '{}')"))
-        before = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in STORE_TABLES}
+        before = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0007}
 
         await upgrade(db, "0007")
         kinds = await fetch(db, "SELECT reason, kind FROM escalations ORDER BY id")
@@ -505,7 +506,7 @@ async def test_schema_0007_gives_feedback_escalations_their_own_kind_and_keeps_e
                 await conn.execute(text("DELETE FROM audit_events"))
 
         await downgrade(db, "0006")
-        after = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in STORE_TABLES}
+        after = {table: await fetch(db, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES_0007}
     finally:
         await db.aclose()
 
