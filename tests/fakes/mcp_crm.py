@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -169,11 +170,16 @@ class CrmHttpServer:
 
 
 def main() -> None:
+    """stdio; or `http PORT` for Streamable HTTP on 127.0.0.1:PORT in a process of its own (bench/)."""
     ledger = os.environ.get("CRM_LEDGER")
     pidfile = os.environ.get("CRM_PIDFILE")
     if pidfile:
         Path(pidfile).write_text(str(os.getpid()), encoding="utf-8")
-    build(os.environ.get("CRM_VARIANT", ""), Path(ledger) if ledger else None).run("stdio")
+    crm = build(os.environ.get("CRM_VARIANT", ""), Path(ledger) if ledger else None)
+    if sys.argv[1:2] == ["http"]:
+        crm.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        crm.run("stdio")
 
 
 if __name__ == "__main__":
