@@ -78,37 +78,14 @@ async def wait_for_port(port: int) -> None:
     raise SystemExit(f"nothing listens on {port} after 30 s")
 
 
-async def main(calls: int) -> None:
-    table, policy = GradingTable(), RecoveryPolicy(max_auto_retries=0)
+def main(calls: int) -> None:
     mcp_port, api_port = free_port(), free_port()
     children = [
         subprocess.Popen([sys.executable, str(CRM), "http", str(mcp_port)], stderr=subprocess.DEVNULL),
         subprocess.Popen([sys.executable, "-c", JSON_API, str(api_port)], stderr=subprocess.DEVNULL),
     ]
     try:
-        await wait_for_port(mcp_port)
-        await wait_for_port(api_port)
-        results: dict[str, list[float]] = {}
-        async with httpx.AsyncClient(trust_env=False) as http:
-            entry = HttpToolEntry.model_validate(
-                {
-                    "name": "lookup_order",
-                    "description": "Look up one order by its id.",
-                    "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
-                    "http": {"url": f"http://127.0.0.1:{api_port}/orders/{{order_id}}"},
-                }
-            )
-            results["HTTP tool (loopback)"] = await timed(
-                ToolExecutor([HttpTool(entry, http, {})], table, policy), "lookup_order", calls
-            )
-        specs = {
-            "MCP, Streamable HTTP (loopback)": McpSpec(url=f"http://127.0.0.1:{mcp_port}/mcp", name="crm"),
-            "MCP, stdio child": McpSpec(command=[sys.executable, str(CRM)], name="crm"),
-        }
-        for label, spec in specs.items():
-            async with McpServers([spec], env={}, pins=MemoryPins()) as servers:
-                executor = ToolExecutor(Toolbox((), servers.servers), table, policy)
-                results[label] = await timed(executor, "crm_lookup_order", calls)
+        results = asyncio.run(measure(calls, mcp_port, api_port))
     finally:
         for child in children:
             child.terminate()
@@ -119,7 +96,35 @@ async def main(calls: int) -> None:
         print(f"{label:34} {percentiles(samples)}")
 
 
+async def measure(calls: int, mcp_port: int, api_port: int) -> dict[str, list[float]]:
+    table, policy = GradingTable(), RecoveryPolicy(max_auto_retries=0)
+    await wait_for_port(mcp_port)
+    await wait_for_port(api_port)
+    results: dict[str, list[float]] = {}
+    async with httpx.AsyncClient(trust_env=False) as http:
+        entry = HttpToolEntry.model_validate(
+            {
+                "name": "lookup_order",
+                "description": "Look up one order by its id.",
+                "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+                "http": {"url": f"http://127.0.0.1:{api_port}/orders/{{order_id}}"},
+            }
+        )
+        results["HTTP tool (loopback)"] = await timed(
+            ToolExecutor([HttpTool(entry, http, {})], table, policy), "lookup_order", calls
+        )
+    specs = {
+        "MCP, Streamable HTTP (loopback)": McpSpec(url=f"http://127.0.0.1:{mcp_port}/mcp", name="crm"),
+        "MCP, stdio child": McpSpec(command=[sys.executable, str(CRM)], name="crm"),
+    }
+    for label, spec in specs.items():
+        async with McpServers([spec], env={}, pins=MemoryPins()) as servers:
+            executor = ToolExecutor(Toolbox((), servers.servers), table, policy)
+            results[label] = await timed(executor, "crm_lookup_order", calls)
+    return results
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=500)
-    asyncio.run(main(parser.parse_args().calls))
+    main(parser.parse_args().calls)
