@@ -323,7 +323,9 @@ def build_runtime(
     slack = None
     if app is not None:
         prompts = prompt_set(assistant or AssistantConfig(), agent.tool_specs)
-        slack = SlackBot(app, service, history, review=review, prompts=prompts)
+        slack = SlackBot(
+            app, service, history, review=review, prompts=prompts, tool_servers=lambda: mcp_status(agent.toolbox)
+        )
     return Runtime(
         db,
         service,

@@ -157,6 +157,12 @@ class InHome:
     ENDED_EMPTY = "No run has finished yet."
     UNAVAILABLE_TITLE = "Parley"
     UNAVAILABLE = "⚠️ {problem}"
+    SERVERS_TITLE = "Tool servers"
+    SERVER = "{icon} *{server}*: {state}, {offered} tools offered"
+    SERVER_UP = "🟢"
+    SERVER_DOWN = "🔴"
+    SERVER_PROBLEM = "Its tools cannot be used until it answers ({problem}); Parley keeps trying."
+    SERVER_CHANGED = "Changed since trusted, so not used: {tools}. An operator runs `parley mcp trust {server}`."
 
 
 class InAssistant:

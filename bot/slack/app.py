@@ -22,7 +22,7 @@ from bot.slack.commands import register_commands
 from bot.slack.events import Candidate, Ignored, read
 from bot.slack.feedback import FeedbackDesk
 from bot.slack.gateway import KeptConnections, SlackGateway
-from bot.slack.home import register_home
+from bot.slack.home import ToolServers, register_home
 from bot.slack.review.desk import ReviewDesk
 from bot.slack.review.reviewers import Reviewers
 from bot.suggested_prompts import AssistantConfig, PromptSet, prompt_set
@@ -43,6 +43,7 @@ class SlackBot:
         *,
         review: ReviewConfig | None = None,
         prompts: PromptSet | None = None,
+        tool_servers: ToolServers = list,
     ) -> None:
         self.app = app
         self.client = app.client
@@ -56,7 +57,9 @@ class SlackBot:
         self.assistant_pane = register_assistant_pane(app, prompts, service, self.take)
         app.event("app_mention")(self._on_message)
         app.event("message")(self._on_message)
-        register_home(app, history, self.reviewers, self.gateway)  # before the catch-all: bolt runs the first match
+        register_home(
+            app, history, self.reviewers, self.gateway, tool_servers
+        )  # before the catch-all: bolt runs the first match
         register_commands(app, history, self.reviewers)
         self.review_desk = ReviewDesk(app, service, self.reviewers, self.gateway)
         self.feedback_desk = FeedbackDesk(app, service, self.gateway)

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
+from agent import McpServerStatus, ServerState
 from bot.core import BadCursor, Escalated, History, RunFilter, StoredRun, encode_cursor
 from bot.slack.blocks import contexts, header, section
 from bot.slack.gateway import SlackGateway, attempt
@@ -41,6 +42,7 @@ OLDER_BACK, NEWER_ON = "← Older", "Newer →"
 _NEWER, _OLDER = "newer:", "older:"
 
 T = TypeVar("T")
+ToolServers = Callable[[], Sequence[McpServerStatus]]  # each MCP server's state, now
 
 
 class HomePages(BaseModel):
@@ -78,10 +80,13 @@ class Window(Generic[T]):
 class HomeTab:
     """Builds and publishes the Home view of one person."""
 
-    def __init__(self, history: History, reviewers: Reviewers, gateway: SlackGateway) -> None:
+    def __init__(
+        self, history: History, reviewers: Reviewers, gateway: SlackGateway, tool_servers: ToolServers = list
+    ) -> None:
         self._history = history
         self._reviewers = reviewers
         self._gateway = gateway
+        self._tool_servers = tool_servers
 
     async def on_opened(self, body: dict[str, Any]) -> None:
         try:
@@ -144,13 +149,33 @@ class HomeTab:
                 *([] if ended.entries else [section(InHome.ENDED_EMPTY)]),
                 *_nav("home_ended_pages", pages, "ended", ended, (NEWER_BACK, OLDER_ON)),
             ]
+        servers = self._tool_servers() if reviewer else []
+        if servers:  # for the people who run Parley: whether each MCP server's tools can be used now
+            blocks += [
+                {"type": "divider"},
+                header(InHome.SERVERS_TITLE),
+                *[section(_server_entry(server)) for server in servers],
+            ]
         return _view(blocks, pages)
 
 
-def register_home(app: AsyncApp, history: History, reviewers: Reviewers, gateway: SlackGateway) -> HomeTab:
+def _server_entry(server: McpServerStatus) -> str:
+    offered = sum(1 for tool in server.tools if tool.offered)
+    icon = InHome.SERVER_UP if server.state is ServerState.UP else InHome.SERVER_DOWN
+    line = InHome.SERVER.format(icon=icon, server=server.server, state=server.state.value, offered=offered)
+    if server.state is not ServerState.UP and server.problem:
+        line += "\n" + InHome.SERVER_PROBLEM.format(problem=server.problem)
+    if server.changed:
+        line += "\n" + InHome.SERVER_CHANGED.format(tools=", ".join(server.changed), server=server.server)
+    return line
+
+
+def register_home(
+    app: AsyncApp, history: History, reviewers: Reviewers, gateway: SlackGateway, tool_servers: ToolServers = list
+) -> HomeTab:
     """Publish the Home tab when someone opens it, and again on its page buttons. Call it before registering
     any catch-all event listener: bolt hands an event to the first listener that matches."""
-    home = HomeTab(history, reviewers, gateway)
+    home = HomeTab(history, reviewers, gateway, tool_servers)
     app.event("app_home_opened")(home.on_opened)
     app.action(PAGE_ACTIONS)(home.on_page)
     return home
