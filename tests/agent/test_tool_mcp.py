@@ -28,6 +28,7 @@ from agent import (
 )
 from tests.agent.mcp_world import connected, executor, mcp_agent
 from tests.agent.toolbox import eventually, replay
+from tests.fakes.http_api import ApiReply, FakeHttpApi
 from tests.fakes.mcp_crm import CrmHttpServer
 from tests.serving import free_port
 
@@ -259,3 +260,22 @@ async def test_mcp_a_missing_variable_is_a_config_error_naming_it_and_the_server
     with pytest.raises(ConfigError, match=r"mcp server 'crm': header Authorization uses \$\{CRM_TOKEN\}"):
         async with connected([spec], env={}):
             pass
+
+
+@pytest.mark.parametrize(
+    ("reply", "problem"),
+    [
+        (ApiReply.with_bytes(b"<!DOCTYPE html><html>Sign in</html>", content_type="text/html"), "not answer as an MCP"),
+        (ApiReply.with_json({"hello": "world"}), "not answer as an MCP"),
+        (ApiReply.with_json({"detail": "bad token"}, status=401), "answered HTTP 401"),
+    ],
+)
+async def test_mcp_a_server_that_is_not_mcp_is_down_never_a_source_of_tools(
+    http_api: FakeHttpApi, reply: ApiReply, problem: str
+) -> None:
+    http_api.route("/mcp", reply)
+    spec = McpSpec.model_validate({"url": http_api.url("/mcp"), "name": "liar", "timeout_s": 2})
+    async with connected([spec]) as servers:
+        [status] = servers.status()
+        assert status.state is ServerState.DOWN and executor(servers).names == []
+        assert status.problem is not None and problem in status.problem
