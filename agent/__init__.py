@@ -10,7 +10,7 @@ from agent.brains.chat import ChatCompletionsClient
 from agent.brains.jsonreact import JsonReactBrain
 from agent.brains.openai import OpenAIBrain
 from agent.brains.replay import ReplayBrain, ReplayScript
-from agent.config import AgentConfig, BuiltinToolEntry, HttpToolEntry, ToolEntry
+from agent.config import AgentConfig, BuiltinToolEntry, HttpToolEntry, McpServerEntry, McpSpec, ToolEntry
 from agent.context import Exchange
 from agent.critique import Critique, CritiqueVerdict
 from agent.done import DoneChecklist, DoneItem
@@ -44,7 +44,19 @@ from agent.source import Source
 from agent.stop import StopRequest
 from agent.text import clip, exception_line, shorten
 from agent.tools.base import FunctionTool, Tool, ToolSpec
+from agent.tools.mcp import (
+    McpServer,
+    McpServers,
+    McpServerStatus,
+    McpToolStatus,
+    MemoryPins,
+    PinStore,
+    ServerState,
+    definition_digest,
+    mcp_status,
+)
 from agent.tools.registry import build_tools
+from agent.tools.toolbox import Toolbox, ToolSource
 from agent.trace import (
     CritiqueVerdictMade,
     DoneItemTicked,
@@ -116,6 +128,13 @@ __all__ = [
     "LLMRetry",
     "LLMUnavailable",
     "Limits",
+    "McpServer",
+    "McpServerEntry",
+    "McpServerStatus",
+    "McpServers",
+    "McpSpec",
+    "McpToolStatus",
+    "MemoryPins",
     "MemoryRecorder",
     "Message",
     "NotRecorded",
@@ -123,6 +142,7 @@ __all__ = [
     "ObservationError",
     "OpenAIBrain",
     "OutcomeKind",
+    "PinStore",
     "PlanMade",
     "Policies",
     "Recorder",
@@ -140,6 +160,7 @@ __all__ = [
     "RunStarted",
     "RunStatus",
     "RunTakenOver",
+    "ServerState",
     "Source",
     "StepDecided",
     "StopRequest",
@@ -151,14 +172,18 @@ __all__ = [
     "ToolEntry",
     "ToolError",
     "ToolPolicy",
+    "ToolSource",
     "ToolSpec",
+    "Toolbox",
     "TraceEvent",
     "Usage",
     "build_tools",
     "check_question",
     "clip",
+    "definition_digest",
     "escalates",
     "exception_line",
+    "mcp_status",
     "normalise",
     "parse_retry_after",
     "plain_json",

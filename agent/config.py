@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -76,7 +77,52 @@ class HttpToolEntry(_Frozen):
         return self
 
 
-ToolEntry = BuiltinToolEntry | HttpToolEntry
+class McpSpec(_Frozen):
+    """One MCP server: a Streamable HTTP `url` or a stdio `command` Parley starts (exactly one of them)."""
+
+    url: str | None = None
+    command: list[str] | None = Field(None, min_length=1)
+    name: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]{1,32}$")  # its tools are offered as <name>_<tool>
+    headers: dict[str, str] = Field(default_factory=dict)  # `${VAR}` read from the environment at start
+    env: dict[str, str] = Field(default_factory=dict)  # a stdio server's extra environment (`${VAR}` too)
+    allow: list[str] | None = None  # only these tools are offered (the server's own names)
+    block: list[str] = Field(default_factory=list)  # these tools are never offered
+    timeout_s: float = Field(10.0, gt=0)  # every call, and connecting
+    # Tools whose calls may be repeated safely after a timeout or a dropped connection, besides those the
+    # server marks `readOnlyHint`: `true` for all of them, or a list of names.
+    idempotent: bool | list[str] = False
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpSpec:
+        if (self.url is None) == (self.command is None):
+            raise ValueError("an mcp entry needs exactly one of url (Streamable HTTP) and command (stdio)")
+        if self.allow is not None and self.block:
+            raise ValueError("an mcp entry takes allow or block, not both")
+        if self.headers and self.url is None:
+            raise ValueError("headers are sent to a url; a stdio server takes env instead")
+        return self
+
+    @property
+    def server(self) -> str:
+        """The server's name in pins, logs and `parley mcp trust`: its `name`, else its URL or command."""
+        if self.name:
+            return self.name
+        return self.url if self.url is not None else " ".join(self.command or ())
+
+
+class McpServerEntry(_Frozen):
+    """`- mcp: {url: …}`: every tool an MCP server offers (filtered by allow / block), with its own schema."""
+
+    mcp: McpSpec
+
+
+ToolEntry = BuiltinToolEntry | HttpToolEntry | McpServerEntry
+SingleToolEntry = BuiltinToolEntry | HttpToolEntry
+
+
+def single_tools(entries: Sequence[ToolEntry]) -> list[SingleToolEntry]:
+    """The entries that each define one tool by name (MCP servers' tools are only known once listed)."""
+    return [entry for entry in entries if not isinstance(entry, McpServerEntry)]
 
 
 class InStepCritique(StrEnum):
@@ -147,11 +193,12 @@ class AgentConfig(_Frozen):
 
     def idempotent_tools(self) -> frozenset[str]:
         """The tools a call of which may run again when its outcome is unknown: declared idempotent, not acting,
-        and held by no policy (what a person must approve is never run twice without one)."""
+        and held by no policy (what a person must approve is never run twice without one). An MCP server's tools are
+        not among them: a call in flight when its process stopped is told as an unknown outcome, never repeated."""
         held = {policy.tool for policy in self.policies}
         return frozenset(
             entry.tool_name
-            for entry in self.tools
+            for entry in single_tools(self.tools)
             if entry.idempotent and not entry.acting and entry.tool_name not in held
         )
 

@@ -67,9 +67,13 @@ DEFAULT_GRADES: Mapping[str, Grade] = {
     ErrorCode.UNKNOWN_TOOL: Grade(ErrorLevel.L3, False, "use_a_listed_tool"),
     ErrorCode.TOOL_DISABLED: Grade(ErrorLevel.L3, False, "use_a_listed_tool"),
     ErrorCode.POLICY_VIOLATION: Grade(ErrorLevel.L4, False),
-    # Parley stopped during the call (a crash, a deploy): it may have had its effect. Never retried, and its tool
-    # is stopped for the run, so the model cannot make the same call again (L3).
+    # Parley stopped during the call (a crash, a deploy), or the connection to its MCP server did: it may have had
+    # its effect. Never retried, and its tool is stopped for the run, so the model cannot make the call again (L3).
     ErrorCode.OUTCOME_UNKNOWN: Grade(ErrorLevel.L3, False),
+    # A tool's own result says it failed without naming a code (an MCP `isError` result, `{"ok": false}`).
+    ErrorCode.TOOL_REPORTED_FAILURE: Grade(ErrorLevel.L1, False),
+    # An MCP tool's definition changed since it was pinned: refused until an operator re-trusts it.
+    ErrorCode.TOOL_CHANGED: Grade(ErrorLevel.L3, False, "use_a_listed_tool"),
 }
 
 # A code nobody graded is something the model should see and correct, never something retried blindly.

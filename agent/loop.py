@@ -48,6 +48,7 @@ from agent.text import exception_line
 from agent.tools.base import Tool, ToolSpec
 from agent.tools.executor import ExecutedCall, ToolExecutor
 from agent.tools.fallbacks import Fallbacks
+from agent.tools.toolbox import Toolbox
 from agent.trace import (
     DoneItemTicked,
     LLMRetry,
@@ -84,7 +85,7 @@ class Agent:
     def __init__(
         self,
         brain: Brain,
-        tools: Sequence[Tool],
+        tools: Sequence[Tool] | Toolbox,
         config: AgentConfig | None = None,
         *,
         recorder: Recorder | None = None,
@@ -111,6 +112,11 @@ class Agent:
     @property
     def brain(self) -> Brain:
         return self._brain
+
+    @property
+    def toolbox(self) -> Toolbox:
+        """Every tool a run may call now (fixed ones, and MCP servers' as they come and go)."""
+        return self._executor.toolbox
 
     @property
     def tool_names(self) -> list[str]:
@@ -440,7 +446,9 @@ class Agent:
                 ),
             )
 
-        held = self._policies.held(decision.tool_calls, approved=state.approved)
+        held = self._policies.held(
+            decision.tool_calls, approved=state.approved, unnamed=self._executor.toolbox.hold_reason
+        )
         runnable = [call for call in decision.tool_calls if call.id not in {h.id for h in held}]
         if runnable:
             await self._intend(state, step, runnable)

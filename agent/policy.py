@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence, Set
+from collections.abc import Callable, Sequence, Set
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -105,7 +105,9 @@ class ToolPolicy(BaseModel):
 
     @model_validator(mode="after")
     def _holds_something(self) -> ToolPolicy:
-        if not self.requires_approval and not self.hold_when:
+        # `requires_approval: false` alone says "never held": it lifts the hold an MCP server's
+        # `destructiveHint` puts on a tool by default.
+        if not self.requires_approval and not self.hold_when and "requires_approval" not in self.model_fields_set:
             raise ValueError(f"the policy for {self.tool!r} needs requires_approval: true or hold_when conditions")
         return self
 
@@ -126,19 +128,30 @@ class Policies:
         for policy in policies:
             self._by_tool.setdefault(policy.tool, []).append(policy)
 
-    def hold_reason(self, tool: str, arguments: dict[str, Any] | None) -> str | None:
+    def hold_reason(
+        self, tool: str, arguments: dict[str, Any] | None, *, unnamed: Callable[[str], str | None] | None = None
+    ) -> str | None:
         """Why this call must wait for a person, or None. Unusable arguments are not held: the executor
-        refuses them without running anything."""
+        refuses them without running anything. `unnamed` holds tools that no policy names (a destructive
+        MCP tool); a policy naming the tool decides alone, either way."""
         if arguments is None:
             return None
+        if tool not in self._by_tool:
+            return unnamed(tool) if unnamed is not None else None
         reasons = [r for policy in self._by_tool.get(tool, ()) if (r := policy.hold_reason(arguments))]
         return "; ".join(reasons) or None
 
-    def held(self, calls: Sequence[ToolCallRequest], *, approved: Set[str] = frozenset()) -> list[HeldCall]:
+    def held(
+        self,
+        calls: Sequence[ToolCallRequest],
+        *,
+        approved: Set[str] = frozenset(),
+        unnamed: Callable[[str], str | None] | None = None,
+    ) -> list[HeldCall]:
         """The calls a policy holds for a person; a call people already approved in this run is not held."""
         held = []
         for call in calls:
-            reason = self.hold_reason(call.name, call.arguments)
+            reason = self.hold_reason(call.name, call.arguments, unnamed=unnamed)
             if reason is not None and call_signature(call.name, call.arguments) not in approved:
                 held.append(HeldCall(id=call.id, tool=call.name, arguments=dict(call.arguments or {}), reason=reason))
         return held

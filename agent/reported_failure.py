@@ -12,10 +12,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agent.errors import ToolError, code_for_status
+from agent.errors import ErrorCode, ToolError, code_for_status
 
 # The code of a body that says it failed without naming a code.
-REPORTED_FAILURE_CODE = "TOOL_REPORTED_FAILURE"
+REPORTED_FAILURE_CODE = ErrorCode.TOOL_REPORTED_FAILURE
 
 _CODE_SHAPE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 _SPEC_KEYS = {"code", "message", "retryable", "suggested_action"}  # read from `error`, not kept as details

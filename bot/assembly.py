@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,17 +22,24 @@ from agent import (
     Agent,
     AgentConfig,
     Brain,
-    BuiltinToolEntry,
     ChatCompletionsClient,
     ConfigError,
-    HttpToolEntry,
     JsonReactBrain,
+    McpServers,
+    McpServerStatus,
+    MemoryPins,
     OpenAIBrain,
+    PinStore,
     Recorder,
     ReplayBrain,
     ReplayScript,
+    ServerState,
+    Tool,
+    Toolbox,
+    ToolEntry,
     build_tools,
     exception_line,
+    mcp_status,
 )
 from bot.config_file import LoadedConfig
 from bot.core import (
@@ -107,27 +114,54 @@ async def open_agent(
     loaded: LoadedConfig,
     brain: Brain,
     *,
-    tools: Sequence[BuiltinToolEntry | HttpToolEntry] | None = None,
+    tools: Sequence[ToolEntry] | None = None,
+    pins: PinStore | None = None,
 ) -> AsyncIterator[Agent]:
-    """An Agent whose HTTP client and brain are closed when the block ends."""
+    """An Agent whose HTTP client, MCP servers and brain are closed when the block ends. MCP tools' definitions
+    are pinned in `pins` (the store; memory when there is none). A server down at start is reported (the log,
+    hence stderr for the command line) and reconnected in the background."""
     config = loaded.agent
     if tools is not None:
         config = config.model_copy(update={"tools": list(tools)})
+    try:
+        async with open_tools(settings, loaded, config, pins=pins) as (built, servers):
+            yield Agent(brain, Toolbox(built, servers.servers), config, config_hash=loaded.hash)
+    finally:
+        await brain.aclose()
+
+
+@asynccontextmanager
+async def open_tools(
+    settings: Settings, loaded: LoadedConfig, config: AgentConfig, *, pins: PinStore | None = None
+) -> AsyncIterator[tuple[list[Tool], McpServers]]:
+    """The configuration's fixed tools and its MCP servers, connected; closed (stdio servers stopped) at the end.
+    A ConfigError names the file: an unknown built-in, a missing `${VAR}`, two tools with one name."""
     async with httpx.AsyncClient() as http:
         try:
-            try:
-                built = build_tools(
-                    config.tools,
-                    env=settings.environ(),
-                    http=http,
-                    data_dir=loaded.data_dir,
-                    policies=config.policies,
+            built = build_tools(
+                config.tools,
+                env=settings.environ(),
+                http=http,
+                data_dir=loaded.data_dir,
+                policies=config.policies,
+            )
+            servers = McpServers.from_config(
+                config.tools,
+                env=settings.environ(),
+                pins=pins or MemoryPins(),
+                fixed_names=[tool.spec.name for tool in built],
+            )
+            await servers.start()
+        except ConfigError as exc:
+            raise ConfigError(f"{loaded.path}: {exc}") from None
+        try:
+            for down in servers.down():
+                log.warning(
+                    "MCP server %s is not connected (%s); retrying in the background", down.server, down.problem
                 )
-            except ConfigError as exc:
-                raise ConfigError(f"{loaded.path}: {exc}") from None
-            yield Agent(brain, built, config, config_hash=loaded.hash)
+            yield built, servers
         finally:
-            await brain.aclose()
+            await servers.stop()
 
 
 def command_line_notifier(settings: Settings, loaded: LoadedConfig) -> Notifier:
@@ -152,6 +186,7 @@ class Runtime:
     jobs: Jobs | None = None
     recovery: RecoveryLoop | None = None
     llm_url: str | None = None
+    mcp_status: Callable[[], list[McpServerStatus]] = field(default=list)  # each MCP server's state, now
     _started: bool = field(default=False, repr=False)
 
     @property
@@ -224,6 +259,8 @@ class Runtime:
         report["handed_over"] = str(pool.handed_over if pool else 0)  # while stopping
         if self.slack is None:
             report["slack"] = "off"
+        for server in self.mcp_status():  # a server that is down degrades its tools, not Parley: still 200
+            report[f"mcp {server.server}"] = _mcp_health(server)
         return (200 if report["database"] == "ok" else 503), report
 
     async def metrics_page(self) -> bytes:
@@ -234,6 +271,7 @@ class Runtime:
             busy=pool.busy if pool else 0,
             waiting=pool.waiting if pool else 0,
             handed_over=pool.handed_over if pool else 0,
+            mcp=self.mcp_status(),
         )
 
 
@@ -294,7 +332,15 @@ def build_runtime(
     if app is not None:
         prompts = prompt_set(assistant or AssistantConfig(), agent.tool_specs)
         secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None
-        slack = SlackBot(app, service, history, review=review, prompts=prompts, signing_secret=secret)
+        slack = SlackBot(
+            app,
+            service,
+            history,
+            review=review,
+            prompts=prompts,
+            signing_secret=secret,
+            tool_servers=lambda: mcp_status(agent.toolbox),
+        )
     return Runtime(
         db,
         service,
@@ -304,7 +350,18 @@ def build_runtime(
         jobs=Jobs(db, service, jobs) if run_jobs else None,
         recovery=RecoveryLoop(service, every_s=ownership.heartbeat_s) if run_jobs else None,
         llm_url=llm_url,
+        mcp_status=lambda: mcp_status(agent.toolbox),
     )
+
+
+def _mcp_health(server: McpServerStatus) -> str:
+    offered = sum(1 for tool in server.tools if tool.offered)
+    shown = f"{server.state.value}, {offered} tools offered"
+    if server.state is not ServerState.UP and server.problem:
+        shown += f": {server.problem}"
+    if server.changed:
+        shown += f"; changed, refused until `parley mcp trust {server.server}`: {', '.join(server.changed)}"
+    return shown
 
 
 async def _llm_reachability(base_url: str | None) -> str:

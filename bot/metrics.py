@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -25,9 +25,11 @@ from agent import (
     ErrorCode,
     LLMCallFinished,
     LLMRetry,
+    McpServerStatus,
     RetryScheduled,
     RunFinished,
     RunTakenOver,
+    ServerState,
     ToolCallFinished,
     TraceEvent,
     exception_line,
@@ -126,6 +128,15 @@ class Metrics:
         )
         self._busy = Gauge("parley_workers_busy", "Workers running an agent run now", registry=registry)
         self._waiting = Gauge("parley_queue_waiting", "Runs waiting for a worker in this process", registry=registry)
+        self._mcp_up = Gauge(
+            "parley_mcp_server_up", "1 when the MCP server is connected, else 0", ["server"], registry=registry
+        )
+        self._mcp_changed = Gauge(
+            "parley_mcp_tools_changed",
+            "MCP tools whose definition changed since pinned (refused until `parley mcp trust`)",
+            ["server"],
+            registry=registry,
+        )
         self._pending = Gauge(
             "parley_escalations_pending",
             "Escalations waiting for a person's decision (all replicas; NaN when the store did not answer)",
@@ -199,7 +210,15 @@ class Metrics:
     def observe_ack(self, seconds: float) -> None:
         self._ack_seconds.observe(seconds)
 
-    async def page(self, db: Database, *, busy: int, waiting: int, handed_over: int = 0) -> bytes:
+    async def page(
+        self,
+        db: Database,
+        *,
+        busy: int,
+        waiting: int,
+        handed_over: int = 0,
+        mcp: Sequence[McpServerStatus] = (),
+    ) -> bytes:
         """The text Prometheus scrapes: counters so far, and the gauges as they are now. A store that does not
         answer in time shows as `parley_store_up 0` (pending escalations NaN), never as a failed scrape."""
         counts = await self._store_counts(db)
@@ -211,6 +230,9 @@ class Metrics:
             shown = math.nan if counts is None else getattr(counts.feedback, verdict.value)
             self._feedback.labels(verdict.value).set(shown)
         self._store_up.set(0 if counts is None else 1)
+        for server in mcp:
+            self._mcp_up.labels(server.server).set(1 if server.state is ServerState.UP else 0)
+            self._mcp_changed.labels(server.server).set(len(server.changed))
         return generate_latest(self.registry)
 
     async def _store_counts(self, db: Database) -> StoreCounts | None:

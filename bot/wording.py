@@ -105,6 +105,9 @@ class InThread:
         ErrorCode.UNKNOWN_TOOL: "no such tool",
         ErrorCode.TOOL_DISABLED: "the tool is switched off for this run",
         ErrorCode.POLICY_VIOLATION: "a policy forbids this call",
+        ErrorCode.TOOL_REPORTED_FAILURE: "the tool reported a failure",
+        ErrorCode.OUTCOME_UNKNOWN: "the connection stopped during the call, so whether it ran is unknown",
+        ErrorCode.TOOL_CHANGED: "the tool's definition changed and an operator must trust it again",
     }
     TOOL_PROBLEM_UNKNOWN = "the tool failed"
 
@@ -172,6 +175,12 @@ class InHome:
     ENDED_EMPTY = "No run has finished yet."
     UNAVAILABLE_TITLE = "Parley"
     UNAVAILABLE = "⚠️ {problem}"
+    SERVERS_TITLE = "Tool servers"
+    SERVER = "{icon} *{server}*: {state}, {offered} tools offered"
+    SERVER_UP = "🟢"
+    SERVER_DOWN = "🔴"
+    SERVER_PROBLEM = "Its tools cannot be used until it answers ({problem}); Parley keeps trying."
+    SERVER_CHANGED = "Changed since trusted, so not used: {tools}. An operator runs `parley mcp trust {server}`."
 
 
 class InAssistant:

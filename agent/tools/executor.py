@@ -22,6 +22,7 @@ from agent.recovery import RecoveryPolicy
 from agent.text import exception_line
 from agent.tools.base import Tool
 from agent.tools.fallbacks import Fallbacks
+from agent.tools.toolbox import Toolbox
 from agent.trace import ToolAttempt
 
 log = logging.getLogger(__name__)
@@ -49,20 +50,24 @@ class ExecutedCall:
 class ToolExecutor:
     def __init__(
         self,
-        tools: Sequence[Tool],
+        tools: Sequence[Tool] | Toolbox,
         table: GradingTable,
         policy: RecoveryPolicy,
         *,
         fallbacks: Fallbacks | None = None,
     ) -> None:
-        self._tools = {tool.spec.name: tool for tool in tools}
+        self._tools = tools if isinstance(tools, Toolbox) else Toolbox(tools)
         self._table = table
         self._policy = policy
         self._fallbacks = fallbacks or Fallbacks()
 
     @property
     def names(self) -> list[str]:
-        return list(self._tools)
+        return self._tools.names
+
+    @property
+    def toolbox(self) -> Toolbox:
+        return self._tools
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -79,8 +84,10 @@ class ToolExecutor:
 
     async def _run_one(self, call: ToolCallRequest, disabled: frozenset[str], on_retry: OnRetry | None) -> ExecutedCall:
         tool = self._tools.get(call.name)
+        if tool is None and (refused := self._tools.refusal(call.name)) is not None:
+            return ExecutedCall(call, call.arguments, normalise(refused, self._table), raw=None)
         if tool is None:
-            listed = ", ".join(self._tools) or "none"
+            listed = ", ".join(self._tools.names) or "none"
             obs = failure(ErrorCode.UNKNOWN_TOOL, f"there is no tool named {call.name!r}; tools: {listed}", self._table)
             return ExecutedCall(call, call.arguments, obs, raw=None)
         if call.name in disabled:
@@ -150,7 +157,7 @@ class ToolExecutor:
         suggested action stands alone (never a `switch_tool` with nothing to switch to)."""
         if obs.ok or obs.level not in (ErrorLevel.L2, ErrorLevel.L3):
             return obs
-        offered = self._fallbacks.offered(name, available=self._tools.keys() - disabled)
+        offered = self._fallbacks.offered(name, available=set(self._tools.names) - disabled)
         return Observation(
             ok=False,
             error=obs.error,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from agent.config import ToolEntry
+from agent.config import McpServerEntry, ToolEntry, single_tools
 from agent.errors import ConfigError
 from agent.policy import ToolPolicy
 
@@ -26,7 +26,7 @@ class Fallbacks:
 
     @classmethod
     def from_config(cls, entries: Sequence[ToolEntry], policies: Sequence[ToolPolicy]) -> Fallbacks:
-        declared = {entry.tool_name: entry.fallbacks for entry in entries if entry.fallbacks}
+        declared = {entry.tool_name: entry.fallbacks for entry in single_tools(entries) if entry.fallbacks}
         return cls(declared, never=_never_suggested(entries, policies))
 
     def offered(self, tool: str, *, available: Collection[str]) -> tuple[str, ...]:
@@ -42,7 +42,8 @@ class Fallbacks:
 def _never_suggested(entries: Sequence[ToolEntry], policies: Sequence[ToolPolicy]) -> dict[str, str]:
     """Tool name → why it is never a fallback: it acts, or a policy holds some or all of its calls."""
     why = {policy.tool: f"a policy holds {policy.tool} calls for a person's approval" for policy in policies}
-    why.update({entry.tool_name: f"{entry.tool_name} is acting (acting: true)" for entry in entries if entry.acting})
+    acting = [entry.tool_name for entry in single_tools(entries) if entry.acting]
+    why.update({name: f"{name} is acting (acting: true)" for name in acting})
     return why
 
 
@@ -50,6 +51,8 @@ def refuse_unsafe_fallbacks(entries: Sequence[ToolEntry], policies: Sequence[Too
     """ConfigError (naming the entry and both tools) when a `fallbacks:` list names an acting or held tool."""
     never = _never_suggested(entries, policies)
     for index, entry in enumerate(entries):
+        if isinstance(entry, McpServerEntry):
+            continue  # an MCP server's tools declare no fallbacks
         for name in entry.fallbacks:
             if name in never:
                 raise ConfigError(

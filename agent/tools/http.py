@@ -17,14 +17,10 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
-from jsonschema import Draft202012Validator, ValidationError
-from jsonschema.exceptions import SchemaError
-from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
 
 from agent.config import HttpToolEntry
 from agent.errors import ConfigError, ErrorCode, ToolError, code_for_status
-from agent.text import clip
+from agent.tools.arguments import ArgumentSchema, InvalidSchema
 from agent.tools.base import ToolSpec
 from agent.tools.http_reply import HttpReply, interpret_reply
 
@@ -56,8 +52,8 @@ class HttpTool:
         self._client = client
         self._max_bytes = max_response_bytes
         self._spec = ToolSpec(entry.name, entry.description, dict(entry.parameters))
-        self._validator = _schema_validator(entry)
-        self._url, url_secrets = _substitute(entry.http.url, env, where=f"tool {entry.name!r}: http.url")
+        self._schema = _argument_schema(entry)
+        self._url, url_secrets = substitute_env(entry.http.url, env, where=f"tool {entry.name!r}: http.url")
         self._placeholders = tuple(dict.fromkeys(_PLACEHOLDER.findall(self._url)))
         self._headers, header_secrets = _resolve_headers(entry, env)
         self._secrets = tuple(sorted({*url_secrets, *header_secrets}, key=len, reverse=True))
@@ -73,12 +69,7 @@ class HttpTool:
 
     def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Check the arguments against the entry's JSON Schema; `ToolError(INVALID_ARGS)` says what is wrong."""
-        if not isinstance(arguments, Mapping):
-            raise ToolError(ErrorCode.INVALID_ARGS, "the arguments must be a JSON object")
-        args = dict(arguments)
-        problems = sorted(self._validator.iter_errors(args), key=lambda e: [str(p) for p in e.absolute_path])
-        if problems:
-            raise ToolError(ErrorCode.INVALID_ARGS, "; ".join(_describe(p) for p in problems[:5]))
+        args = self._schema.check(arguments)
         missing = [name for name in self._placeholders if args.get(name) is None]
         if missing:
             raise ToolError(ErrorCode.INVALID_ARGS, f"missing {', '.join(missing)}: needed to build the URL")
@@ -177,15 +168,22 @@ class HttpTool:
         )
 
     def _redact(self, value: Any) -> Any:
-        if isinstance(value, str):
-            for secret in self._secrets:
-                value = value.replace(secret, _REDACTED)
-            return value
-        if isinstance(value, dict):
-            return {self._redact(str(k)): self._redact(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [self._redact(v) for v in value]
+        return redact(value, self._secrets)
+
+
+def redact(value: Any, secrets: tuple[str, ...]) -> Any:
+    """`value` with every secret replaced by `***`, in strings, keys and nested lists (longest secrets first)."""
+    if not secrets:
         return value
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, _REDACTED)
+        return value
+    if isinstance(value, dict):
+        return {redact(str(k), secrets): redact(v, secrets) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact(v, secrets) for v in value]
+    return value
 
 
 def translate_http_error(exc: BaseException, *, timeout_s: float) -> ToolError:
@@ -243,22 +241,14 @@ def _text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _describe(error: ValidationError) -> str:
-    where = ".".join(str(p) for p in error.absolute_path)
-    message = clip(error.message, 200)
-    return f"{where}: {message}" if where else message
-
-
-def _schema_validator(entry: HttpToolEntry) -> Validator:
-    cls = validator_for(entry.parameters, default=Draft202012Validator)
+def _argument_schema(entry: HttpToolEntry) -> ArgumentSchema:
     try:
-        cls.check_schema(entry.parameters)
-    except SchemaError as exc:
-        raise ConfigError(f"tool {entry.name!r}: parameters is not a valid JSON Schema: {exc.message}") from None
-    return cls(entry.parameters)
+        return ArgumentSchema(entry.parameters)
+    except InvalidSchema as exc:
+        raise ConfigError(f"tool {entry.name!r}: parameters is not a valid JSON Schema: {exc}") from None
 
 
-def _substitute(text: str, env: Mapping[str, str], *, where: str) -> tuple[str, list[str]]:
+def substitute_env(text: str, env: Mapping[str, str], *, where: str) -> tuple[str, list[str]]:
     """`${VAR}` → env[VAR]; returns the text and the values put in (to scrub them from messages later)."""
     used: list[str] = []
 
@@ -274,16 +264,25 @@ def _substitute(text: str, env: Mapping[str, str], *, where: str) -> tuple[str, 
 
 
 def _resolve_headers(entry: HttpToolEntry, env: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
-    headers: dict[str, str] = {"Accept": "application/json"}
+    headers, secrets = resolve_headers(entry.http.headers, env, where=f"tool {entry.name!r}")
+    return {"Accept": "application/json", **headers}, secrets
+
+
+def resolve_headers(
+    templates: Mapping[str, str], env: Mapping[str, str], *, where: str
+) -> tuple[dict[str, str], list[str]]:
+    """Headers with their `${VAR}`s filled in, and the secrets among them (to scrub from every message).
+    ConfigError (naming `where` and the header) for a missing variable or a value no header can carry."""
+    headers: dict[str, str] = {}
     secrets: list[str] = []
-    for name, template in entry.http.headers.items():
-        value, used = _substitute(template, env, where=f"tool {entry.name!r}: header {name}")
+    for name, template in templates.items():
+        value, used = substitute_env(template, env, where=f"{where}: header {name}")
         if "\r" in value or "\n" in value:
-            raise ConfigError(f"tool {entry.name!r}: header {name} contains a line break (check its variable)")
+            raise ConfigError(f"{where}: header {name} contains a line break (check its variable)")
         try:
             httpx.Headers({name: value})
         except UnicodeEncodeError:
-            raise ConfigError(f"tool {entry.name!r}: header {name} must be ASCII (check its variable)") from None
+            raise ConfigError(f"{where}: header {name} must be ASCII (check its variable)") from None
         headers[name] = value
         secrets.extend(used)
         if _SENSITIVE_HEADER.search(name) and len(value) >= _MIN_SECRET_CHARS:

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from agent.config import BuiltinToolEntry, HttpToolEntry, ToolEntry
+from agent.config import BuiltinToolEntry, HttpToolEntry, McpServerEntry, ToolEntry
 from agent.errors import ConfigError
 from agent.policy import ToolPolicy
 from agent.tools.base import Tool, ToolSpec
@@ -31,6 +31,8 @@ def build_tools(
     tools: list[Tool] = []
     defined_at: dict[str, int] = {}
     for index, entry in enumerate(entries):
+        if isinstance(entry, McpServerEntry):
+            continue  # its tools are listed when Parley connects (agent.tools.mcp.McpServers)
         try:
             tool = _build(entry, env=env, http=http, data_dir=data_dir)
         except ConfigError as exc:
@@ -44,6 +46,8 @@ def build_tools(
         defined_at[name] = index
         tools.append(tool)
     for index, entry in enumerate(entries):
+        if isinstance(entry, McpServerEntry):
+            continue
         unknown = [name for name in entry.fallbacks if name not in defined_at]
         if unknown:
             raise ConfigError(f"tools[{index}]: fallbacks name {', '.join(map(repr, unknown))}, which is not a tool")
@@ -51,7 +55,9 @@ def build_tools(
     return tools
 
 
-def _build(entry: ToolEntry, *, env: Mapping[str, str], http: httpx.AsyncClient, data_dir: Path) -> Tool:
+def _build(
+    entry: BuiltinToolEntry | HttpToolEntry, *, env: Mapping[str, str], http: httpx.AsyncClient, data_dir: Path
+) -> Tool:
     if isinstance(entry, HttpToolEntry):
         return HttpTool(entry, http, env)
     assert isinstance(entry, BuiltinToolEntry)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pydantic import ValidationError
 
 from agent import ConfigError, InvalidQuestion
-from bot.cli import ask, db, demo, evaluation, review, runs, serve
+from bot.cli import ask, db, demo, evaluation, review, runs, serve, tools
 from bot.cli.usage import UsageError
 from bot.settings import Settings
 from bot.store import StoreError
@@ -26,7 +26,7 @@ EXIT_INTERRUPTED = 130
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="parley", description="Parley: answers backed by tools, or honest.")
     sub = top.add_subparsers(dest="command", required=True)
-    for command in (ask, demo, serve, db, runs, review, evaluation):
+    for command in (ask, demo, serve, db, runs, review, evaluation, tools):
         command.add_parser(sub)
     return top
 

@@ -13,7 +13,7 @@ from bot.cli.render import render_result
 from bot.config_file import load_config
 from bot.core import LogNotifier, RunOrigin, RunService, RunSource
 from bot.settings import Settings
-from bot.store import open_store
+from bot.store import StorePins, open_store
 
 EXIT_OK = 0
 
@@ -35,7 +35,7 @@ async def run(args: argparse.Namespace, settings: Settings) -> int:
     db = await open_store(settings.database_url)
     try:
         watchers: list[Recorder] = [] if args.quiet else [ConsoleProgress(sys.stderr)]
-        async with open_agent(settings, loaded, brain) as agent:
+        async with open_agent(settings, loaded, brain, pins=StorePins(db)) as agent:
             # The reviewers hear of an escalation from the `announce` job of `parley serve`.
             service = RunService(db, LogNotifier(), agent)
             origin = RunOrigin(RunSource.CLI, settings.cli_user())

@@ -36,7 +36,7 @@ from bot.core import (
     StoredRun,
 )
 from bot.settings import Settings
-from bot.store import Database, open_store
+from bot.store import Database, StorePins, open_store
 
 CLI_OPERATOR = "cli"  # the actor recorded for `parley review …` (trusted: the operator runs the process)
 EXIT_OK = 0
@@ -225,7 +225,7 @@ async def _approve_held(
             "escalations without held calls)"
         )
     brain = build_brain(settings, loaded.agent, replay=args.replay, question=run.question)
-    async with open_agent(settings, loaded, brain) as agent:
+    async with open_agent(settings, loaded, brain, pins=StorePins(db)) as agent:
         runs = RunService(db, notifier, agent)
         try:
             await runs.check_resumable(run.id)

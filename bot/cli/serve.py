@@ -13,7 +13,7 @@ from bot.config_file import load_config
 from bot.serving import serve_http, serve_socket_mode
 from bot.settings import Settings
 from bot.spans import exported_spans
-from bot.store import open_store
+from bot.store import StorePins, open_store
 
 EXIT_OK = 0
 # Each worker records its run; intake, replies, Home, commands and the timed jobs need a few more.
@@ -36,7 +36,10 @@ async def run(args: argparse.Namespace, settings: Settings) -> int:
     brain = build_brain(settings, loaded.agent)
     db = await open_store(settings.database_url, pool_size=settings.workers + SERVE_EXTRA_CONNECTIONS)
     try:
-        async with open_agent(settings, loaded, brain) as agent, exported_spans(settings.otel_endpoint) as tracer:
+        async with (
+            open_agent(settings, loaded, brain, pins=StorePins(db)) as agent,
+            exported_spans(settings.otel_endpoint) as tracer,
+        ):
             runtime = build_runtime(
                 settings,
                 db,

@@ -22,7 +22,7 @@ from bot.slack.commands import register_commands
 from bot.slack.events import Candidate, Ignored, read
 from bot.slack.feedback import FeedbackDesk
 from bot.slack.gateway import KeptConnections, SlackGateway
-from bot.slack.home import register_home
+from bot.slack.home import ToolServers, register_home
 from bot.slack.http import SlackRequests
 from bot.slack.review.desk import ReviewDesk
 from bot.slack.review.reviewers import Reviewers
@@ -46,6 +46,7 @@ class SlackBot:
         review: ReviewConfig | None = None,
         prompts: PromptSet | None = None,
         signing_secret: str | None = None,
+        tool_servers: ToolServers = list,
     ) -> None:
         self.app = app
         self.requests = SlackRequests(app, signing_secret)  # POST /slack/events, as the web app serves it
@@ -61,7 +62,14 @@ class SlackBot:
         app.event("app_mention")(self._on_message)
         app.event("message")(self._on_message)
         # Before the catch-all (bolt runs the first match); the Messages tab's opening offers the pane's prompts.
-        register_home(app, history, self.reviewers, self.gateway, self.assistant_pane.messages_tab_opened)
+        register_home(
+            app,
+            history,
+            self.reviewers,
+            self.gateway,
+            self.assistant_pane.messages_tab_opened,
+            tool_servers,
+        )
         self.stop_desk = StopDesk(service, history, self.reviewers, self.gateway)
         app.event("agent_session_stopped")(self.stop_desk.on_session_stopped)
         register_commands(app, history, self.reviewers, self.stop_desk.by_command)

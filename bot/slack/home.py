@@ -16,6 +16,7 @@ from typing import Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
+from agent import McpServerStatus, ServerState
 from bot.core import BadCursor, Escalated, History, RunFilter, StoredRun, encode_cursor
 from bot.slack.blocks import contexts, header, section
 from bot.slack.gateway import SlackGateway, attempt
@@ -41,6 +42,7 @@ OLDER_BACK, NEWER_ON = "← Older", "Newer →"
 _NEWER, _OLDER = "newer:", "older:"
 
 T = TypeVar("T")
+ToolServers = Callable[[], Sequence[McpServerStatus]]  # each MCP server's state, now
 
 # Someone opened the app's Messages tab: the DM channel and the person.
 MessagesTabOpened = Callable[[str, str], Awaitable[None]]
@@ -87,11 +89,13 @@ class HomeTab:
         reviewers: Reviewers,
         gateway: SlackGateway,
         messages_tab: MessagesTabOpened | None = None,
+        tool_servers: ToolServers = list,
     ) -> None:
         self._history = history
         self._reviewers = reviewers
         self._gateway = gateway
         self._messages_tab = messages_tab
+        self._tool_servers = tool_servers
 
     async def on_opened(self, body: dict[str, Any]) -> None:
         try:
@@ -157,7 +161,25 @@ class HomeTab:
                 *([] if ended.entries else [section(InHome.ENDED_EMPTY)]),
                 *_nav("home_ended_pages", pages, "ended", ended, (NEWER_BACK, OLDER_ON)),
             ]
+        servers = self._tool_servers() if reviewer else []
+        if servers:  # for the people who run Parley: whether each MCP server's tools can be used now
+            blocks += [
+                {"type": "divider"},
+                header(InHome.SERVERS_TITLE),
+                *[section(_server_entry(server)) for server in servers],
+            ]
         return _view(blocks, pages)
+
+
+def _server_entry(server: McpServerStatus) -> str:
+    offered = sum(1 for tool in server.tools if tool.offered)
+    icon = InHome.SERVER_UP if server.state is ServerState.UP else InHome.SERVER_DOWN
+    line = InHome.SERVER.format(icon=icon, server=server.server, state=server.state.value, offered=offered)
+    if server.state is not ServerState.UP and server.problem:
+        line += "\n" + InHome.SERVER_PROBLEM.format(problem=server.problem)
+    if server.changed:
+        line += "\n" + InHome.SERVER_CHANGED.format(tools=", ".join(server.changed), server=server.server)
+    return line
 
 
 def register_home(
@@ -166,11 +188,12 @@ def register_home(
     reviewers: Reviewers,
     gateway: SlackGateway,
     messages_tab: MessagesTabOpened | None = None,
+    tool_servers: ToolServers = list,
 ) -> HomeTab:
     """Publish the Home tab when someone opens it, and again on its page buttons; an opened Messages tab goes to
     `messages_tab`. Call it before registering any catch-all event listener: bolt hands an event to the first
     listener that matches."""
-    home = HomeTab(history, reviewers, gateway, messages_tab)
+    home = HomeTab(history, reviewers, gateway, messages_tab, tool_servers)
     app.event("app_home_opened")(home.on_opened)
     app.action(PAGE_ACTIONS)(home.on_page)
     return home

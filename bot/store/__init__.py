@@ -14,6 +14,7 @@ from bot.store.errors import (
     StoreUnavailable,
 )
 from bot.store.migrate import ensure_current
+from bot.store.pins import StorePins
 from bot.store.recorder import StoreRecorder
 from bot.store.records import (
     Ask,
@@ -64,6 +65,7 @@ __all__ = [
     "ShownEnd",
     "StoreBusy",
     "StoreError",
+    "StorePins",
     "StoreRecorder",
     "StoreUnavailable",
     "StoredAuditEvent",

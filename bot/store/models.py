@@ -402,3 +402,16 @@ class AuditEvent(Base):
     detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
 
     __table_args__ = (Index("ix_audit_events_run_at", "run_id", "at"),)
+
+
+class McpToolPin(Base):
+    """An MCP tool's definition as first seen (or last trusted by an operator): a hash of its name, description
+    and input schema. A server that later lists another definition under that name is not called for it."""
+
+    __tablename__ = "mcp_tool_pins"
+
+    server: Mapped[str] = mapped_column(String(255), primary_key=True)  # the entry's name, else its URL or command
+    tool: Mapped[str] = mapped_column(String(255), primary_key=True)  # the server's own name for it
+    digest: Mapped[str] = mapped_column(String(64))  # sha256, hex
+    pinned_at: Mapped[datetime]
+    trusted_by: Mapped[str | None] = mapped_column(String(128))  # who re-trusted it; None: first sighting

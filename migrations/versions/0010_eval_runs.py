@@ -10,7 +10,7 @@ verdict that refers to it (the store's connections enforce foreign keys). Wideni
 SQLite's documentation gives for such changes (writable_schema, then a new schema_version).
 
 Revision ID: 0010
-Revises: 0008
+Revises: 0009
 Create Date: 2026-12-06 09:00:00
 """
 
@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0010"
-down_revision = "0008"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 

@@ -32,3 +32,16 @@ def test_agent_imports_no_application_slack_or_sql():
     for path in sorted(AGENT_DIR.rglob("*.py")):
         foreign = {m for m in imported_modules(path) if m.split(".")[0] in FOREIGN}
         assert not foreign, f"{path.relative_to(AGENT_DIR.parent)} imports {sorted(foreign)}"
+
+
+MCP_SDK = ("mcp", "mcp_types", "httpx2")
+
+
+def test_only_the_mcp_package_imports_the_mcp_sdk():
+    """The engine knows tools, not MCP: the SDK (and its httpx2) is imported by agent/tools/mcp/ alone."""
+    importers = {
+        path.relative_to(AGENT_DIR.parent).as_posix()
+        for path in sorted(AGENT_DIR.rglob("*.py"))
+        if any(m.split(".")[0] in MCP_SDK for m in imported_modules(path))
+    }
+    assert importers and all(path.startswith("agent/tools/mcp/") for path in importers), importers

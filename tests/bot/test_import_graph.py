@@ -95,6 +95,12 @@ def test_slacks_sdks_are_imported_only_by_the_slack_package_and_the_web_app():
     assert importers <= {module_name(WEB_APP, BOT_DIR)}
 
 
+def test_bot_never_imports_the_mcp_sdk():
+    """MCP servers are the engine's tools: bot/ reaches them through `agent` (McpServers, their status)."""
+    importers = {name for name, imported in modules(BOT_DIR).items() if any(i.split(".")[0] == "mcp" for i in imported)}
+    assert importers == set()
+
+
 def _public_callables() -> list[tuple[str, object]]:
     found: list[tuple[str, object]] = []
     for path in sorted(STORE_DIR.rglob("*.py")):

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from agent import Agent, BuiltinToolEntry, HttpToolEntry, OpenAIBrain, Tool, build_tools
+from agent import Agent, BuiltinToolEntry, HttpToolEntry, OpenAIBrain, Tool, Toolbox, ToolSource, build_tools
 from agent.brains.chat import ChatCompletionsClient
 from bot.assembly import Runtime, build_runtime
 from bot.config_file import defaults_dir
@@ -114,7 +114,12 @@ async def serve(runtime: Runtime) -> AsyncIterator[str]:
 
 @contextlib.asynccontextmanager
 async def agent_for(
-    llm_base_url: str, tools: Sequence[ToolChoice], http: httpx.AsyncClient, **config: Any
+    llm_base_url: str,
+    tools: Sequence[ToolChoice],
+    http: httpx.AsyncClient,
+    *,
+    sources: Sequence[ToolSource] = (),
+    **config: Any,
 ) -> AsyncIterator[Agent]:
     """An Agent as `tests.agent.llm_agent` builds it (shipped config, fast retries), whose tools may also be
     `Tool` objects; the brain's client is closed at the end."""
@@ -127,7 +132,7 @@ async def agent_for(
     agent_config = shipped_config(entries, **config)
     built = build_tools(agent_config.tools, env={}, http=http, data_dir=defaults_dir())
     try:
-        yield Agent(brain, [*built, *objects], agent_config)
+        yield Agent(brain, Toolbox([*built, *objects], sources), agent_config)
     finally:
         await brain.aclose()
 
@@ -146,10 +151,14 @@ async def running_bot(
     assistant: AssistantConfig | None = None,
     streaming: StreamingMode = "auto",
     ownership: OwnershipConfig | None = None,
+    sources: Sequence[ToolSource] = (),
     **config: Any,
 ) -> AsyncIterator[RunningBot]:
     settings = settings_for(slack, workers=workers, streaming=streaming)
-    async with httpx.AsyncClient(trust_env=False) as http, agent_for(llm_base_url, tools, http, **config) as agent:
+    async with (
+        httpx.AsyncClient(trust_env=False) as http,
+        agent_for(llm_base_url, tools, http, sources=sources, **config) as agent,
+    ):
         bot = build_runtime(
             settings,
             db,

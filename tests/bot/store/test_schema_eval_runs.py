@@ -16,7 +16,7 @@ from tests.bot.store.postgres import MakeDatabase, pg_url_of
 from tests.bot.store.recording import fetch
 from tests.bot.store.test_store_schema import NOW, TABLES_0010, seed
 
-REVISION, BEFORE = "0010", "0008"
+REVISION, BEFORE = "0010", "0009"
 
 
 async def copy_of_run_1(db: Database, run_id: str, source: str) -> None:

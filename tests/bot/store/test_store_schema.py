@@ -34,8 +34,8 @@ from tests.bot.store.recording import fetch
 NOW = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 STORE_TABLES = {table.name for table in Base.metadata.sorted_tables}
 CRASH_SAFE = {"run_checkpoints", "call_intents"}  # revision 0008
-ADDED_AFTER_0007 = CRASH_SAFE | {"stop_requests"}  # the tables later revisions add
-TABLES_0007 = STORE_TABLES - ADDED_AFTER_0007
+ADDED_AFTER_0007 = CRASH_SAFE | {"mcp_tool_pins", "stop_requests"}  # the tables later revisions add (0008, 0009, 0011)
+TABLES_0007 = STORE_TABLES - ADDED_AFTER_0007  # the tables at revisions 0006 and 0007
 TABLES_0010 = STORE_TABLES - {"stop_requests"}
 TABLES_0004 = TABLES_0007 - {"run_owners", "feedback"}  # the tables at revisions 0003 and 0004
 TABLES_0005 = TABLES_0007 - {"feedback"}

@@ -1,0 +1,57 @@
+"""MCP servers in Slack: a mention answered from an MCP tool's structured result, cited; and the Home tab
+showing the people who run Parley each server's state (one up, one down). Real MCP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from agent import McpServers, McpSpec, MemoryPins
+from bot.core import ReviewConfig
+from tests.bot.slack.harness import running_bot, scripted
+from tests.bot.slack.test_home_and_commands import REVIEWER, REVIEWER_GROUP, open_home, section_under, text_of
+from tests.fakes.mcp_crm import CrmHttpServer
+from tests.fakes.slack_events import ASKER, CHANNEL, app_mention
+from tests.serving import free_port
+
+
+@pytest.fixture
+async def servers() -> AsyncIterator[McpServers]:
+    async with CrmHttpServer(free_port()) as crm:
+        specs = [
+            McpSpec(url=crm.url, name="crm", timeout_s=5),
+            McpSpec(url=f"http://127.0.0.1:{free_port()}/mcp", name="tickets", timeout_s=1),
+        ]
+        async with McpServers(specs, env={}, pins=MemoryPins()) as connected:
+            yield connected
+
+
+async def test_slack_mention_answered_from_an_mcp_tool_is_cited(db, slack_api, llm_server, servers) -> None:
+    llm_server.respond_with(
+        scripted(
+            {"tool": "crm_lookup_order", "args": {"order_id": "A-1001"}},
+            {"final": "Order A-1001 for Ada Lovelace is shipped [1]."},
+        )
+    )
+    async with running_bot(db, slack_api, llm_server.base_url, sources=servers.servers) as bot:
+        body = app_mention("What is the status of order A-1001?")
+        assert (await bot.post(body)).status_code == 200
+        [reply] = await slack_api.wait_for_async(
+            lambda: [m for m in slack_api.messages_in(CHANNEL, body["event"]["ts"]) if "shipped" in m.get("text", "")],
+            timeout_s=15,
+            what="the answer in the thread",
+        )
+    assert "[1]" in reply["text"]
+
+
+async def test_home_shows_each_mcp_servers_state_to_reviewers(db, slack_api, llm_server, servers) -> None:
+    slack_api.set_group_members(REVIEWER_GROUP, [REVIEWER])
+    review = ReviewConfig(reviewer_group=REVIEWER_GROUP)
+    async with running_bot(db, slack_api, llm_server.base_url, review=review, sources=servers.servers) as bot:
+        view = await open_home(bot, REVIEWER)
+        asker_view = await open_home(bot, ASKER)
+    shown = section_under(view, "Tool servers")
+    assert "🟢 *crm*: up, 8 tools offered" in shown
+    assert "🔴 *tickets*: down, 0 tools offered" in shown and "could not talk to tickets" in shown
+    assert "Tool servers" not in text_of(asker_view)  # for the people who run Parley
