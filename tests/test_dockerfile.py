@@ -35,6 +35,8 @@ from bot.web import HEALTH_PATH
 from tests.fakes.llm_server import FakeLLMServer
 from tests.serving import free_port, server_process, terminate
 
+pytestmark = pytest.mark.slow  # starts `parley` processes: `pytest -m "not slow"` leaves them out
+
 REPO = Path(__file__).resolve().parents[1]
 DOCKERFILE = REPO / "Dockerfile"
 COMPOSE = REPO / "docker-compose.yml"

@@ -26,6 +26,8 @@ from agent import REPLAY_NOTICE, Limits
 from bot.cli.demo import DEMO_FILES
 from tests.fakes.llm_server import FakeLLMServer, FakeReply, completion_with_content, completion_with_tool_calls
 
+pytestmark = pytest.mark.slow  # starts `parley` processes: `pytest -m "not slow"` leaves them out
+
 REPO = Path(__file__).resolve().parents[2]
 DEMOS = REPO / "config" / "demos"
 TIMEOUT_S = 60

@@ -30,6 +30,8 @@ from tests.bot.history.postgres import create_database, drop_database
 from tests.bot.history.run_rows import RunRows, bulk_run
 from tests.bot.store.postgres import emptied
 
+pytestmark = pytest.mark.slow  # starts `parley` processes: `pytest -m "not slow"` leaves them out
+
 BACKENDS = ("sqlite", "postgresql")
 ASKER = "cli:alice"
 OPERATOR = "carol"

@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from bot.store.migrate import head_revision
 from tests.bot.history.parley_cli import ParleyCli, ok, one_line_error
 from tests.bot.history.stores import Store
+
+pytestmark = pytest.mark.slow  # starts `parley` processes: `pytest -m "not slow"` leaves them out
 
 HEAD = head_revision()
 

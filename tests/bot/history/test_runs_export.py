@@ -11,10 +11,14 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from bot.cli.runs import EXPORT_COLUMNS
 from tests.bot.history.parley_cli import EXIT_OK, ok, one_line_error
 from tests.bot.history.run_rows import bulk_run
 from tests.bot.history.stores import Store
+
+pytestmark = pytest.mark.slow  # starts `parley` processes: `pytest -m "not slow"` leaves them out
 
 # What analysis relies on; the export may carry more columns (bot.cli.runs.EXPORT_COLUMNS, in that order).
 CORE_COLUMNS = {

@@ -10,9 +10,13 @@ import json
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
+import pytest
+
 from tests.bot.history.parley_cli import EXIT_USAGE, ok, one_line_error
 from tests.bot.history.run_rows import RunRow, bulk_run, newest_first
 from tests.bot.history.stores import REFUSED_QUESTION, Store
+
+pytestmark = pytest.mark.slow  # starts `parley` processes: `pytest -m "not slow"` leaves them out
 
 HEADER = ["RUN", "CREATED", "(UTC)", "STATUS", "REASON", "STEPS", "ASKER", "FEEDBACK", "QUESTION"]
 MORE = "more: add --cursor "

@@ -13,9 +13,13 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from tests.bot.history.parley_cli import ok, one_line_error
 from tests.bot.history.run_rows import bulk_run
 from tests.bot.history.stores import REFUSED_QUESTION, Store
+
+pytestmark = pytest.mark.slow  # starts `parley` processes: `pytest -m "not slow"` leaves them out
 
 TRACE_KEYS = {"run", "steps", "tool_calls", "verdicts", "escalations", "audit", "feedback"}
 WEATHER_QUESTION = "查上海和北京天气，对比并给穿衣建议。"

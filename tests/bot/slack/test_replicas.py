@@ -37,6 +37,8 @@ from tests.fakes.slack_workspace import Message
 from tests.fakes.tcp_proxy import TcpProxy
 from tests.serving import free_port, server_process
 
+pytestmark = pytest.mark.slow  # starts `parley` processes: `pytest -m "not slow"` leaves them out
+
 FINAL = "47 * 12 = 564 [1]"
 PLAN_PROSE = "Sure! I would first look things up, then answer."
 HOLD_S = 90.0  # the longest a held final decision waits for the test (the brain waits 120 s: CONFIG)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from bot.store import connect
 from tests.bot.slack.harness import calculation, scripted
@@ -21,6 +22,8 @@ from tests.fakes.llm_server import FakeLLMServer, FakeReply
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.slack_events import SIGNING_SECRET, app_mention, post_event
 from tests.serving import free_port, server_process, terminate
+
+pytestmark = pytest.mark.slow  # starts `parley` processes: `pytest -m "not slow"` leaves them out
 
 RUNS_S = 40
 TOOLS = {"calculator", "get_weather", "stock_price", "transfer_funds"}

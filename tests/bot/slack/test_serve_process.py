@@ -25,6 +25,8 @@ from tests.fakes.slack_events import CHANNEL, SIGNING_SECRET, app_mention, post_
 from tests.fakes.slack_workspace import BOT_TOKEN
 from tests.serving import free_port, server_process, terminate
 
+pytestmark = pytest.mark.slow  # starts `parley` processes: `pytest -m "not slow"` leaves them out
+
 REPO = Path(__file__).resolve().parents[3]
 PARLEY = Path(sys.executable).with_name("parley")
 EXIT_CONFIG = 2

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from tests.bot.slack.harness import ByQuestion, calculation
 from tests.bot.slack.seen import STATUS_MARK, shown
 from tests.bot.slack.test_serve_process import (
@@ -28,6 +30,8 @@ from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.slack_api import FakeSlackApi, SlackCall
 from tests.fakes.slack_events import CHANNEL, SIGNING_SECRET, app_mention, feedback_click, post_event, view_submission
 from tests.serving import free_port, server_process, terminate
+
+pytestmark = pytest.mark.slow  # starts `parley` processes: `pytest -m "not slow"` leaves them out
 
 QUESTION = "What is 47 times 12?"
 COLLEAGUE = "U0COLLEAGUE"

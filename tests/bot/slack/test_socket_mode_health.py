@@ -60,6 +60,7 @@ def image_healthcheck(port: int) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_socket_mode_serve_answers_health_retries_slack_and_stops_cleanly_on_sigterm(
     tmp_path: Path, serve_db: str, slack_api: FakeSlackApi, llm_server: FakeLLMServer
 ):

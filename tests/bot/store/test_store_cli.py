@@ -18,6 +18,8 @@ from tests.bot.store.postgres import MakeDatabase, pg_url_of
 from tests.bot.store.process import DEMO_A, ZEPHYR, embedded_database, one_line, parley, start_parley
 from tests.bot.store.recording import fetch, poll, record
 
+pytestmark = pytest.mark.slow  # starts `parley` processes: `pytest -m "not slow"` leaves them out
+
 EXIT_CONFIG = 2
 PASSWORD = "s3cret-pw"
 DOWN_URL = f"postgresql://parley:{PASSWORD}@127.0.0.1:1/parley"  # port 1: nothing listens, refused at once
