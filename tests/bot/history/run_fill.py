@@ -31,11 +31,12 @@ TERMINATION_REASON = """CASE status
 
 def fill_statement(columns: Mapping[str, str], first: int, last: int) -> str:
     """INSERT … SELECT of rows first..last: `columns` maps a column to its SQL expression over the drawn
-    values (g, r … r5, status); columns not named get their model default, whatever the model has."""
+    values (g, r … r5, status); columns not named get their model default, whatever the model has (or the
+    database's)."""
     values = dict(columns)
     for column in Run.__table__.columns:
-        if column.name in values or column.nullable:
-            continue
+        if column.name in values or column.nullable or column.server_default is not None:
+            continue  # named, NULL, or the database's own default
         if column.default is None:
             raise ValueError(f"runs.{column.name} is NOT NULL without a default: give it an expression")
         default = column.default.arg(None) if column.default.is_callable else column.default.arg

@@ -17,9 +17,11 @@ HEAD = head_revision()
 
 
 def without_owner(shown: str) -> dict[str, Any]:
-    """`runs show --json` without the process that held the run (0005's column, gone when downgraded below)."""
+    """`runs show --json` without the process that held the run (0005's column) and its resumes and delivery
+    (0008's: gone when downgraded below, and an ended run upgraded again reads as delivered when it ended)."""
     document = json.loads(shown)
-    document["run"].pop("owner")
+    for column in ("owner", "resumes", "delivered_at"):
+        document["run"].pop(column, None)
     return dict(document)
 
 
