@@ -114,6 +114,7 @@ async def test_mcp_answer_from_a_structured_result_is_cited(crm: CrmHttpServer) 
         ("crm_archive_order", {"order_id": "A-1001"}, "TOOL_REPORTED_FAILURE", ErrorLevel.L1),  # isError, no code
         ("crm_lookup_order", {"order_id": "Z-9"}, "NOT_FOUND", ErrorLevel.L1),  # isError with a code: the table
         ("crm_lookup_order", {"order": "A-1001"}, "INVALID_ARGS", ErrorLevel.L1),  # against the server's schema
+        ("crm_set_status", {"order_id": "A-1", "status": "lost"}, "INVALID_ARGS", ErrorLevel.L1),  # server's -32602
         ("crm_no_such_tool", {}, "UNKNOWN_TOOL", ErrorLevel.L3),
     ],
 )
@@ -126,6 +127,38 @@ async def test_mcp_failures_the_tool_reports_are_graded_by_the_table(
     assert executed.observation.error is not None
     assert (executed.observation.code, executed.observation.error.level) == (code, level)
     assert executed.retries == 0
+
+
+async def test_mcp_invalid_params_from_the_server_are_shown_to_the_model(crm: CrmHttpServer) -> None:
+    """The arguments fit the schema, but the server refuses them (-32602): the model reads why, and corrects."""
+    brain = replay(
+        [
+            {"tool": "crm_set_status", "args": {"order_id": "A-1001", "status": "gone"}},
+            {"tool": "crm_set_status", "args": {"order_id": "A-1001", "status": "open"}},
+            {"final": "Order A-1001 is open again [1]."},
+        ]
+    )
+    async with connected([http_spec(crm)]) as servers:
+        agent, recorder = mcp_agent(brain, servers)
+        result = await agent.run("Reopen order A-1001.")
+    refused, done = recorder.of(ToolCallFinished)
+    assert (refused.ok, refused.code) == (False, "INVALID_ARGS")
+    assert result.status is RunStatus.SOLVED and done.ok, result
+    assert "status must be one of open, shipped, refunded" in refused.observation  # the text the model saw
+
+
+async def test_mcp_a_tool_the_server_no_longer_has_is_a_failure_the_model_sees(tmp_path: Path) -> None:
+    """Listed at start, gone when called (the server was redeployed): L1, the model reads that it is unknown."""
+    port = free_port()
+    async with connected([McpSpec.model_validate({"url": f"http://127.0.0.1:{port}/mcp", "name": "crm"})]) as servers:
+        tools = executor(servers)
+        async with CrmHttpServer(port):
+            await eventually(lambda: "crm_order_notes" in tools.names, timeout_s=45)
+        async with CrmHttpServer(port, variant="without_notes"):
+            [executed] = await tools.run_batch([call("crm_order_notes", order_id="A-1001")])
+    assert not executed.observation.ok and executed.observation.error is not None
+    assert executed.observation.error.level is ErrorLevel.L1
+    assert "Unknown tool" in executed.observation.error.message
 
 
 async def test_mcp_timeout_on_a_read_only_tool_is_retried_then_l2(crm: CrmHttpServer) -> None:

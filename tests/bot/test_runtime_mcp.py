@@ -51,7 +51,7 @@ async def test_health_and_metrics_show_each_mcp_server(db: Database, tmp_path: P
             status, report = await runtime.health()
             page = (await runtime.metrics_page()).decode()
     assert status == 200  # a server that is down degrades its tools, not Parley
-    assert report["mcp crm"].startswith("up, 8 tools offered")
+    assert report["mcp crm"].startswith("up, 9 tools offered")
     assert report["mcp tickets"].startswith("down, 0 tools offered: could not talk to tickets")
     assert 'parley_mcp_server_up{server="crm"} 1.0' in page
     assert 'parley_mcp_server_up{server="tickets"} 0.0' in page

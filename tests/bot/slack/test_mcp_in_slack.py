@@ -52,6 +52,6 @@ async def test_home_shows_each_mcp_servers_state_to_reviewers(db, slack_api, llm
         view = await open_home(bot, REVIEWER)
         asker_view = await open_home(bot, ASKER)
     shown = section_under(view, "Tool servers")
-    assert "🟢 *crm*: up, 8 tools offered" in shown
+    assert "🟢 *crm*: up, 9 tools offered" in shown
     assert "🔴 *tickets*: down, 0 tools offered" in shown and "could not talk to tickets" in shown
     assert "Tool servers" not in text_of(asker_view)  # for the people who run Parley
