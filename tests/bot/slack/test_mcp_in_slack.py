@@ -1,5 +1,6 @@
 """MCP servers in Slack: a mention answered from an MCP tool's structured result, cited; and the Home tab
-showing the people who run Parley each server's state (one up, one down). Real MCP server on 127.0.0.1."""
+showing the people who run Parley each server's state (one up, one down); the assistant pane's suggested prompts
+drawn from an MCP tool's own example. Real MCP server on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from bot.core import ReviewConfig
 from tests.bot.slack.harness import running_bot, scripted
 from tests.bot.slack.test_home_and_commands import REVIEWER, REVIEWER_GROUP, open_home, section_under, text_of
 from tests.fakes.mcp_crm import CrmHttpServer
-from tests.fakes.slack_events import ASKER, CHANNEL, app_mention
+from tests.fakes.slack_events import ASKER, CHANNEL, DM_CHANNEL, app_mention, assistant_thread_started
 from tests.serving import free_port
 
 
@@ -55,3 +56,18 @@ async def test_home_shows_each_mcp_servers_state_to_reviewers(db, slack_api, llm
     assert "🟢 *crm*: up, 9 tools offered" in shown
     assert "🔴 *tickets*: down, 0 tools offered" in shown and "could not talk to tickets" in shown
     assert "Tool servers" not in text_of(asker_view)  # for the people who run Parley
+
+
+async def test_assistant_pane_prompts_draw_on_an_mcp_tools_example(db, slack_api, llm_server, servers) -> None:
+    async with running_bot(db, slack_api, llm_server.base_url, tools=("calculator",), sources=servers.servers) as bot:
+        started = assistant_thread_started()
+        thread = started["event"]["assistant_thread"]["thread_ts"]
+        assert (await bot.post(started)).status_code == 200
+        offered = await slack_api.wait_for_async(
+            lambda: slack_api.suggested_prompts(DM_CHANNEL, thread), what="the suggested prompts"
+        )
+    # The calculator's own prompt, then crm_lookup_order's, from the example in the server's input schema.
+    assert offered["prompts"] == [
+        {"title": "Calculate 47 * 12", "message": "What is 47 * 12?"},
+        {"title": "Look up one order by its id", "message": "Look up one order by its id: A-1001"},
+    ]
