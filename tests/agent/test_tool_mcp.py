@@ -5,6 +5,7 @@ that is down at start. The CRM is a real MCP server (tests/fakes/mcp_crm.py) on 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -193,6 +194,23 @@ async def test_mcp_refused_credentials_are_l3_and_the_token_never_shows(crm: Crm
     assert executed.observation.error is not None and executed.observation.error.level is ErrorLevel.L3
     assert crm.gate.seen_auth and crm.gate.seen_auth[-1] == f"Bearer {TOKEN}"
     assert TOKEN not in json.dumps([executed.raw, executed.observation.error.message])
+
+
+async def test_mcp_a_server_echoing_the_token_never_shows_it_to_the_model_the_trace_or_the_log(
+    crm: CrmHttpServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    brain = replay([{"tool": "crm_whoami", "args": {}}, {"final": "The CRM answered [1]."}])
+    spec = http_spec(crm, headers={"Authorization": "Bearer ${CRM_TOKEN}"})
+    with caplog.at_level(logging.DEBUG):
+        async with connected([spec], env={"CRM_TOKEN": TOKEN}) as servers:
+            agent, recorder = mcp_agent(brain, servers)
+            result = await agent.run("Who are you?")
+    assert crm.gate.seen_auth and crm.gate.seen_auth[-1] == f"Bearer {TOKEN}"  # it was sent, and echoed back
+    [finished] = recorder.of(ToolCallFinished)
+    assert finished.ok and "***" in finished.observation  # the model saw the echo without the secret
+    trace = json.dumps([event.model_dump(mode="json") for event in recorder.events], ensure_ascii=False)
+    assert TOKEN not in trace and TOKEN not in json.dumps(result.model_dump(mode="json"), ensure_ascii=False)
+    assert TOKEN not in caplog.text
 
 
 async def test_mcp_an_html_page_instead_of_mcp_is_a_failure(crm: CrmHttpServer) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
@@ -96,9 +97,9 @@ def build(variant: str = "", ledger: Path | None = None) -> MCPServer:
         return "order;customer;total\n" + "A-1001;Ada Lovelace;129.5\n" * 200_000
 
     @crm.tool(annotations=READ_ONLY)
-    def whoami() -> dict[str, Any]:
-        """The server's process id."""
-        return {"pid": os.getpid()}
+    def whoami(ctx: Context) -> dict[str, Any]:
+        """The server's process id, and the Authorization header it was sent (a server that echoes secrets)."""
+        return {"pid": os.getpid(), "authorization": (ctx.headers or {}).get("authorization")}
 
     return crm
 
