@@ -261,6 +261,17 @@ async def test_mcp_a_policy_naming_a_destructive_tool_overrides_the_default_hold
     assert result.status is RunStatus.SOLVED and crm.ledger.read_text(encoding="utf-8") == "A-1001 1.0\n"
 
 
+async def test_mcp_a_policy_can_hold_a_tool_the_server_does_not_call_destructive(crm: CrmHttpServer) -> None:
+    brain = replay([{"tool": "crm_set_status", "args": {"order_id": "A-1001", "status": "open"}}])
+    policy = {"tool": "crm_set_status", "requires_approval": True, "reason": "Status changes are reviewed"}
+    async with connected([http_spec(crm)]) as servers:
+        agent, recorder = mcp_agent(brain, servers, {"policies": [policy]})
+        result = await agent.run("Reopen order A-1001.")
+    assert result.status is RunStatus.AWAITING_REVIEW and result.escalation is not None
+    assert "Status changes are reviewed" in result.escalation.message
+    assert recorder.of(ToolCallFinished) == []  # nothing was executed
+
+
 async def test_mcp_changed_definition_is_refused_until_trusted_again(tmp_path: Path) -> None:
     pins = MemoryPins()
     async with CrmHttpServer(free_port()) as original, connected([http_spec(original)], pins=pins) as servers:
