@@ -80,6 +80,16 @@ async def test_mcp_two_tools_with_one_name_are_refused_at_start_naming_both(crm:
     assert "the tools: list" in str(refused.value) and "the MCP server crm" in str(refused.value)
 
 
+async def test_mcp_two_servers_offering_one_tool_name_are_refused_at_start_naming_both(crm: CrmHttpServer) -> None:
+    async with CrmHttpServer(free_port()) as other:
+        unprefixed = [McpSpec.model_validate({"url": server.url, "timeout_s": 5}) for server in (crm, other)]
+        with pytest.raises(ConfigError) as refused:
+            async with connected(unprefixed):
+                pass
+    assert "lookup_order" in str(refused.value)
+    assert crm.url in str(refused.value) and other.url in str(refused.value)
+
+
 async def test_mcp_structured_result_is_data_and_text_is_text(crm: CrmHttpServer) -> None:
     async with connected([http_spec(crm)]) as servers:
         lookup, notes = await executor(servers).run_batch(
