@@ -5,6 +5,7 @@ that is down at start. The CRM is a real MCP server (tests/fakes/mcp_crm.py) on 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -79,6 +80,16 @@ async def test_mcp_two_tools_with_one_name_are_refused_at_start_naming_both(crm:
     assert "the tools: list" in str(refused.value) and "the MCP server crm" in str(refused.value)
 
 
+async def test_mcp_two_servers_offering_one_tool_name_are_refused_at_start_naming_both(crm: CrmHttpServer) -> None:
+    async with CrmHttpServer(free_port()) as other:
+        unprefixed = [McpSpec.model_validate({"url": server.url, "timeout_s": 5}) for server in (crm, other)]
+        with pytest.raises(ConfigError) as refused:
+            async with connected(unprefixed):
+                pass
+    assert "lookup_order" in str(refused.value)
+    assert crm.url in str(refused.value) and other.url in str(refused.value)
+
+
 async def test_mcp_structured_result_is_data_and_text_is_text(crm: CrmHttpServer) -> None:
     async with connected([http_spec(crm)]) as servers:
         lookup, notes = await executor(servers).run_batch(
@@ -114,6 +125,7 @@ async def test_mcp_answer_from_a_structured_result_is_cited(crm: CrmHttpServer) 
         ("crm_archive_order", {"order_id": "A-1001"}, "TOOL_REPORTED_FAILURE", ErrorLevel.L1),  # isError, no code
         ("crm_lookup_order", {"order_id": "Z-9"}, "NOT_FOUND", ErrorLevel.L1),  # isError with a code: the table
         ("crm_lookup_order", {"order": "A-1001"}, "INVALID_ARGS", ErrorLevel.L1),  # against the server's schema
+        ("crm_set_status", {"order_id": "A-1", "status": "lost"}, "INVALID_ARGS", ErrorLevel.L1),  # server's -32602
         ("crm_no_such_tool", {}, "UNKNOWN_TOOL", ErrorLevel.L3),
     ],
 )
@@ -126,6 +138,38 @@ async def test_mcp_failures_the_tool_reports_are_graded_by_the_table(
     assert executed.observation.error is not None
     assert (executed.observation.code, executed.observation.error.level) == (code, level)
     assert executed.retries == 0
+
+
+async def test_mcp_invalid_params_from_the_server_are_shown_to_the_model(crm: CrmHttpServer) -> None:
+    """The arguments fit the schema, but the server refuses them (-32602): the model reads why, and corrects."""
+    brain = replay(
+        [
+            {"tool": "crm_set_status", "args": {"order_id": "A-1001", "status": "gone"}},
+            {"tool": "crm_set_status", "args": {"order_id": "A-1001", "status": "open"}},
+            {"final": "Order A-1001 is open again [1]."},
+        ]
+    )
+    async with connected([http_spec(crm)]) as servers:
+        agent, recorder = mcp_agent(brain, servers)
+        result = await agent.run("Reopen order A-1001.")
+    refused, done = recorder.of(ToolCallFinished)
+    assert (refused.ok, refused.code) == (False, "INVALID_ARGS")
+    assert result.status is RunStatus.SOLVED and done.ok, result
+    assert "status must be one of open, shipped, refunded" in refused.observation  # the text the model saw
+
+
+async def test_mcp_a_tool_the_server_no_longer_has_is_a_failure_the_model_sees(tmp_path: Path) -> None:
+    """Listed at start, gone when called (the server was redeployed): L1, the model reads that it is unknown."""
+    port = free_port()
+    async with connected([McpSpec.model_validate({"url": f"http://127.0.0.1:{port}/mcp", "name": "crm"})]) as servers:
+        tools = executor(servers)
+        async with CrmHttpServer(port):
+            await eventually(lambda: "crm_order_notes" in tools.names, timeout_s=45)
+        async with CrmHttpServer(port, variant="without_notes"):
+            [executed] = await tools.run_batch([call("crm_order_notes", order_id="A-1001")])
+    assert not executed.observation.ok and executed.observation.error is not None
+    assert executed.observation.error.level is ErrorLevel.L1
+    assert "Unknown tool" in executed.observation.error.message
 
 
 async def test_mcp_timeout_on_a_read_only_tool_is_retried_then_l2(crm: CrmHttpServer) -> None:
@@ -160,6 +204,23 @@ async def test_mcp_refused_credentials_are_l3_and_the_token_never_shows(crm: Crm
     assert executed.observation.error is not None and executed.observation.error.level is ErrorLevel.L3
     assert crm.gate.seen_auth and crm.gate.seen_auth[-1] == f"Bearer {TOKEN}"
     assert TOKEN not in json.dumps([executed.raw, executed.observation.error.message])
+
+
+async def test_mcp_a_server_echoing_the_token_never_shows_it_to_the_model_the_trace_or_the_log(
+    crm: CrmHttpServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    brain = replay([{"tool": "crm_whoami", "args": {}}, {"final": "The CRM answered [1]."}])
+    spec = http_spec(crm, headers={"Authorization": "Bearer ${CRM_TOKEN}"})
+    with caplog.at_level(logging.DEBUG):
+        async with connected([spec], env={"CRM_TOKEN": TOKEN}) as servers:
+            agent, recorder = mcp_agent(brain, servers)
+            result = await agent.run("Who are you?")
+    assert crm.gate.seen_auth and crm.gate.seen_auth[-1] == f"Bearer {TOKEN}"  # it was sent, and echoed back
+    [finished] = recorder.of(ToolCallFinished)
+    assert finished.ok and "***" in finished.observation  # the model saw the echo without the secret
+    trace = json.dumps([event.model_dump(mode="json") for event in recorder.events], ensure_ascii=False)
+    assert TOKEN not in trace and TOKEN not in json.dumps(result.model_dump(mode="json"), ensure_ascii=False)
+    assert TOKEN not in caplog.text
 
 
 async def test_mcp_an_html_page_instead_of_mcp_is_a_failure(crm: CrmHttpServer) -> None:
@@ -208,6 +269,17 @@ async def test_mcp_a_policy_naming_a_destructive_tool_overrides_the_default_hold
         agent, _ = mcp_agent(brain, servers, {"policies": [{"tool": "crm_refund", "requires_approval": False}]})
         result = await agent.run("Refund 1 on order A-1001.")
     assert result.status is RunStatus.SOLVED and crm.ledger.read_text(encoding="utf-8") == "A-1001 1.0\n"
+
+
+async def test_mcp_a_policy_can_hold_a_tool_the_server_does_not_call_destructive(crm: CrmHttpServer) -> None:
+    brain = replay([{"tool": "crm_set_status", "args": {"order_id": "A-1001", "status": "open"}}])
+    policy = {"tool": "crm_set_status", "requires_approval": True, "reason": "Status changes are reviewed"}
+    async with connected([http_spec(crm)]) as servers:
+        agent, recorder = mcp_agent(brain, servers, {"policies": [policy]})
+        result = await agent.run("Reopen order A-1001.")
+    assert result.status is RunStatus.AWAITING_REVIEW and result.escalation is not None
+    assert "Status changes are reviewed" in result.escalation.message
+    assert recorder.of(ToolCallFinished) == []  # nothing was executed
 
 
 async def test_mcp_changed_definition_is_refused_until_trusted_again(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agent import ErrorLevel, ServerState, ToolCallRequest
-from tests.agent.mcp_world import connected, executor, stdio_spec
+from agent import ServerState, ToolCallRequest
+from tests.agent.mcp_world import connected, executor, shipped_table, stdio_spec
 from tests.agent.toolbox import eventually
 
 pytestmark = pytest.mark.slow
@@ -70,4 +70,5 @@ async def test_mcp_stdio_server_killed_during_an_acting_call_is_outcome_unknown(
         finally:
             killer.cancel()
     assert executed.observation.code == "OUTCOME_UNKNOWN" and executed.retries == 0
-    assert executed.observation.error is not None and executed.observation.error.level is ErrorLevel.L2
+    outcome_unknown = shipped_table().grade("OUTCOME_UNKNOWN").level  # graded by the shipped errors.yaml
+    assert executed.observation.error is not None and executed.observation.error.level is outcome_unknown

@@ -76,7 +76,7 @@ class Parley:
     def data_dir(self) -> Path:
         return self.cwd / ".data"
 
-    def __call__(self, *args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def environment(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
         environ = {
             name: value
             for name, value in os.environ.items()
@@ -86,10 +86,13 @@ class Parley:
         environ["PYTHONIOENCODING"] = "utf-8"
         environ["XDG_DATA_HOME"] = str(self.data_dir)  # the default store goes here, not into $HOME
         environ.update(env or {})
+        return environ
+
+    def __call__(self, *args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "bot.cli", *args],
             cwd=self.cwd,
-            env=environ,
+            env=self.environment(env),
             capture_output=True,
             text=True,
             encoding="utf-8",

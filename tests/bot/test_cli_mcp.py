@@ -1,12 +1,16 @@
 """MCP servers through the `parley` command line, as an operator runs it: `parley tools`, `parley mcp trust`
-after a definition changed, `parley ask` answering from a stdio server it starts (and leaves no orphan), a server
-down at start, and a missing `${VAR}`. Real processes and a real MCP server (tests/fakes/mcp_crm.py)."""
+after a definition changed, `parley ask` answering from a stdio server it starts (and leaves no orphan, also
+when interrupted or killed mid-call), a server down at start, and a missing `${VAR}`. Real processes and a
+real MCP server (tests/fakes/mcp_crm.py)."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -119,3 +123,36 @@ def test_parley_refuses_a_missing_variable_naming_it_and_the_server(parley: Parl
     assert done.returncode == EXIT_USAGE
     line = one_line(done.stderr)
     assert "mcp server 'crm'" in line and "CRM_TOKEN" in line
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL])
+def test_parley_ask_stopped_mid_call_leaves_no_orphan(parley: Parley, stop: signal.Signals) -> None:
+    """Ctrl-C (Parley closes its servers) or a kill (the child reads the end of its stdin): the server goes too."""
+    pidfile = parley.cwd / "crm.pid"
+    path = config(parley, mcp=stdio(env={"CRM_PIDFILE": str(pidfile)}, timeout_s=120))
+    script = parley.write(
+        "script.yaml",
+        yaml.safe_dump({"decisions": [{"tool": "crm_slow_report", "args": {"seconds": 100}}, {"final": "r [1]"}]}),
+    )
+    command = [sys.executable, "-m", "bot.cli", "ask", "--config", str(path), "--replay", str(script), "A report?"]
+    ask = subprocess.Popen(
+        command, cwd=parley.cwd, env=parley.environment(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        assert ask.stderr is not None
+        seen = ""
+        while "crm_slow_report" not in seen:  # the progress line of the call: it is in flight
+            line = ask.stderr.readline().decode()
+            assert line, f"parley ask ended first: {seen}"
+            seen += line
+        child = int(pidfile.read_text())
+        ask.send_signal(stop)
+        ask.wait(timeout=60)
+    finally:
+        if ask.poll() is None:
+            ask.kill()
+    assert ask.returncode == (130 if stop is signal.SIGINT else -signal.SIGKILL)
+    deadline = time.monotonic() + 20
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(child)
