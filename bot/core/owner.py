@@ -71,6 +71,7 @@ class RunOwner:
         self._healthy_since: datetime | None = None  # the first of the heartbeats that reached it since a miss
         self._last_beat: datetime | None = None
         self._reached = time.monotonic()  # the last time a heartbeat reached the database (this process's clock)
+        self._fence_lifted: float | None = None  # when the last silence long enough to fence ended (monotonic)
         self._stopped = False
 
     @classmethod
@@ -101,6 +102,12 @@ class RunOwner:
         again (and then it defers to what recovery recorded)."""
         return self.silent_for() > self.stale_after_s - self.heartbeat_s
 
+    def fenced_since(self, since: float) -> bool:
+        """Whether this process has been fenced at any moment since `since` (its monotonic clock): fenced now, or
+        a silence long enough to fence ended after `since`. Another replica may have taken its runs over then:
+        what it shows of a run from then on must first be checked against the store."""
+        return self.fenced or (self._fence_lifted is not None and self._fence_lifted > since)
+
     async def beat(self) -> bool:
         """Register or renew the hold, then write the ends kept for the database; False when it is away."""
         now = self._clock()
@@ -122,6 +129,8 @@ class RunOwner:
         if self._healthy_since is None:
             self._healthy_since = now
         self._last_beat = now
+        if sent - self._reached > self.stale_after_s - self.heartbeat_s:
+            self._fence_lifted = time.monotonic()
         self._reached = sent
         if len(self.pending):
             await self.pending.flush()

@@ -12,12 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
-from agent import JournalRefused, Recorder, RunResult, StopRequest, TerminationReason, exception_line
+from agent import JournalRefused, Recorder, RunResult, StopRequest, TerminationReason, TraceEvent, exception_line
 from bot.store import Ask, StoreUnavailable
 
 if TYPE_CHECKING:
@@ -74,6 +75,22 @@ class Replies(Protocol):
 
     async def tell(self, ask: Ask, problem: str) -> None:
         """Say in the conversation that a question could not be taken, and why."""
+
+
+class _Shown:
+    """A run's live progress, shown only while this process may still hold the run: a replica cut off from the
+    database long enough to be taken for dead shows nothing more of it (`RunService.may_show`), so the replica
+    that took it over is the only one its conversation hears from."""
+
+    def __init__(self, watcher: Recorder, service: RunService, run_id: str, since: float) -> None:
+        self._watcher = watcher
+        self._service = service
+        self._run_id = run_id
+        self._since = since
+
+    async def record(self, event: TraceEvent) -> None:
+        if await self._service.may_show(self._run_id, self._since):
+            await self._watcher.record(event)
 
 
 @dataclass
@@ -258,13 +275,15 @@ class RunPool:
             return
         if claim is None:
             return  # another replica's now, or ended while it waited (the service logged which)
+        since = time.monotonic()
+        watcher = _Shown(job.reply.watcher, service, job.run_id, since)
         try:
             await job.reply.working()
             if job.resume_by is not None:
                 resumed = await service.resume(
                     job.run_id,
                     approved_by=job.resume_by,
-                    watchers=[job.reply.watcher],
+                    watchers=[watcher],
                     thread_watched=True,
                     stop=job.stop,
                 )
@@ -274,7 +293,7 @@ class RunPool:
                 result = resumed
             elif job.taken_over:
                 result = await service.take_over(
-                    job.run_id, job.ask, history=claim.history, watchers=[job.reply.watcher], stop=job.stop
+                    job.run_id, job.ask, history=claim.history, watchers=[watcher], stop=job.stop
                 )
             else:
                 result = await service.ask(
@@ -282,7 +301,7 @@ class RunPool:
                     job.ask.origin,
                     run_id=job.run_id,
                     history=claim.history,
-                    watchers=[job.reply.watcher],
+                    watchers=[watcher],
                     stop=job.stop,
                 )
         except asyncio.CancelledError:
@@ -295,7 +314,7 @@ class RunPool:
             log.exception("run %s raised", job.run_id)
             await self._stopped(job, Stop.INTERNAL_ERROR, started=True)
             return
-        if await service.may_deliver(job.run_id):
+        if await service.may_deliver(job.run_id, since):
             self._deliver(job.run_id, job.reply.finish(result))
 
     async def _stopped(self, job: _Job, why: Stop, *, started: bool) -> None:

@@ -340,11 +340,12 @@ class RunService:
             return
         await self.pool.replies.reply(ask, queued=False, placeholder=run.reply_ts).finish(run.result)
 
-    async def may_deliver(self, run_id: str) -> bool:
-        """Whether this process may show the run's end: yes, unless its heartbeat has been silent so long that
-        another replica may have taken the run over — then only if the store says the run is still its own. A run
-        it may not show is released (nothing is posted; whoever holds it answers)."""
-        if not self.owner.fenced:
+    async def may_deliver(self, run_id: str, since: float) -> bool:
+        """Whether this process may show the run's end: yes, unless its heartbeat has been silent so long, since
+        the run started here (`since`, monotonic), that another replica may have taken the run over — then only if
+        the store says the run is still its own. A run it may not show is released (nothing is posted; whoever
+        holds it answers)."""
+        if not self.owner.fenced_since(since):
             return True
         try:
             run = await load_run(self._db, run_id)
@@ -356,6 +357,19 @@ class RunService:
         log.warning("run %s: fenced (the database is away), its end is not shown; it is released", run_id)
         await self.release(run_id)
         return False
+
+    async def may_show(self, run_id: str, since: float) -> bool:
+        """Whether this process may show the run's progress now: as `may_deliver`, but nothing is asked of the
+        store while this process is fenced (the progress is dropped), and nothing is released."""
+        if not self.owner.fenced_since(since):
+            return True
+        if self.owner.fenced:
+            return False
+        try:
+            run = await load_run(self._db, run_id)
+        except StoreUnavailable:
+            return False
+        return run is not None and run.owner == self.owner.id
 
     async def resume(
         self,

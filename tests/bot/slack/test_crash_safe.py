@@ -35,10 +35,12 @@ from tests.bot.slack.test_replicas import (
     until,
 )
 from tests.bot.slack.test_serve_process import environment, parley
+from tests.bot.store.postgres import PG_PORT
 from tests.fakes.http_api import ApiReply, FakeHttpApi
 from tests.fakes.llm_server import FakeLLMServer, FakeReply, completion_with_content, completion_with_tool_calls
 from tests.fakes.scripted_llm import RequestKind, classify
 from tests.fakes.slack_api import FakeSlackApi
+from tests.fakes.tcp_proxy import TcpProxy
 from tests.serving import terminate
 
 pytestmark = pytest.mark.slow
@@ -304,3 +306,55 @@ async def test_crash_a_replica_whose_clock_is_ten_minutes_off_takes_nobody_for_d
         assert (run.status, run.resumes) == ("solved", 0)
         assert calculations.finals[question] == 1
     assert await recovered(store) == []
+
+
+@pytest.mark.timeout(240)
+async def test_crash_a_replica_cut_off_alone_past_the_staleness_threshold_shows_nothing_and_calls_nothing_again(
+    tmp_path: Path,
+    serve_db: str,
+    store: Database,  # noqa: F811
+    slack_api: FakeSlackApi,
+    llm_server: FakeLLMServer,
+    calls: Calls,
+    api: FakeHttpApi,
+) -> None:
+    """The issue's outage: one replica cut off alone from the database for 12 s (stale after 2 s) while its
+    booking is in flight. The other takes the run over and says the booking's outcome is unknown; the cut-off
+    replica, whose booking then comes back, fences itself: it posts nothing, books nothing more, and once the
+    database is back it defers to what was recorded. One true message in the thread, one booking."""
+    api.route("/book", ApiReply.with_json({"booking": "B-1"}).after(6))
+    tools = TOOLS.format(base=api.base_url)
+    async with TcpProxy(PG_PORT) as proxy:
+        through_proxy = serve_db.replace(f":{PG_PORT}/", f":{proxy.port}/")
+        async with (
+            replica(tmp_path / "a", through_proxy, slack_api, llm_server, workers=1, review=FAST, tools=tools) as cut,
+            replica(tmp_path / "b", serve_db, slack_api, llm_server, workers=1, review=FAST, tools=tools) as other,
+        ):
+            thread = await cut.ask("Book a table for 4 tonight, please.")
+            await until(lambda: asked(api, "/book") == 1, 60, "the booking in flight", cut)
+            await proxy.close()  # the database is gone for this replica alone
+            cut_at = time.monotonic()
+            await until(lambda: ended(slack_api, thread), 60, "the other replica telling the thread", cut, other)
+            await asyncio.sleep(max(0.0, 12 - (time.monotonic() - cut_at)))  # the booking came back meanwhile
+            during = await cut.health()
+            await proxy.restore()
+            await until(lambda: _settled(cut), 30, "the cut-off replica back on the database", cut)
+            await asyncio.sleep(3)  # time enough for anything it kept to be written, or posted
+            health = await other.health()
+
+    assert during["database"].startswith("unreachable")
+    assert asked(api, "/book") == 1  # never made again, by either
+    [message] = bot_messages(slack_api, thread)  # exactly one message: the other replica's
+    said = shown(message)
+    assert 'book_table {"guests": 4}: whether it took effect is unknown' in said and STOPPED not in said
+    assert RATE_ANSWER not in said  # the cut-off replica's answer (from the booking it got back) is never shown
+    run = await run_of(store, thread)
+    assert run.owner is not None and int(run.owner.split(":")[-2]) == other.process.pid
+    assert run.resumes == 1 and run.answer is not None and "whether it took effect is unknown" in run.answer
+    assert [str(event.detail["outcome"]) for event in await recovered(store)] == ["resumed"]
+    assert (health["resumed"], health["outcome_unknown"]) == ("1", "1")
+
+
+async def _settled(served: Replica) -> bool:
+    health = await served.health()
+    return health["database"] == "ok" and health["pending_ends"] == "0"

@@ -4,6 +4,7 @@ and the run ends kept while the database is away (`PendingEnds`)."""
 from __future__ import annotations
 
 import logging
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -80,6 +81,37 @@ async def test_owner_heartbeat_that_misses_the_database_trusts_nothing_until_it_
             assert 0 < owner.healthy_for(datetime.now(UTC) + timedelta(seconds=1)) <= 1.5
             # Its own hold ran out: a process that may look dead itself judges nobody.
             assert owner.healthy_for(datetime.now(UTC) + timedelta(seconds=3)) == 0
+        finally:
+            await proxy.close()
+            await through_proxy.aclose()
+
+
+async def test_owner_silent_past_the_fencing_threshold_is_fenced_and_remembers_it_once_the_database_is_back(
+    pg_name: str,
+) -> None:
+    """Fenced after `stale_after_s - heartbeat_s` of its own silence (its monotonic clock); once a beat reaches
+    the database again it is not fenced any more, but what it shows of a run it held since before must first be
+    checked against the store (`fenced_since`), while a run started after the silence needs no check."""
+    async with TcpProxy(PG_PORT) as proxy:
+        through_proxy = connect(f"postgresql://postgres@127.0.0.1:{proxy.port}/{pg_name}")
+        owner = RunOwner(through_proxy, heartbeat_s=0.2, stale_after_s=0.6)
+        try:
+            assert await owner.beat()
+            before = time.monotonic()
+            assert not owner.fenced and not owner.fenced_since(before)
+            await proxy.close()  # the database is gone
+
+            async def fenced() -> bool:
+                return owner.fenced
+
+            await poll(fenced, timeout_s=DEADLINE_S, what="fenced after 0.4 s of silence")
+            assert not await owner.beat() and owner.fenced and owner.fenced_since(before)
+            await proxy.restore()
+            assert await owner.beat()
+            assert not owner.fenced  # heard again
+            assert owner.fenced_since(before)  # but a run held since before may have been taken over meanwhile
+            assert not owner.fenced_since(time.monotonic())  # a run it starts now was never at risk
+            assert await owner.beat() and owner.fenced_since(before)  # a short gap does not clear what happened
         finally:
             await proxy.close()
             await through_proxy.aclose()
