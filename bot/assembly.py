@@ -228,7 +228,7 @@ class Runtime:
         gc.freeze()
 
     async def stop(self) -> None:
-        """Nothing new is recovered or run; unfinished conversations are told; then the hold on runs ends."""
+        """Nothing new is recovered or run; unfinished runs are handed over (released); then the hold on runs ends."""
         if not self._started:
             return
         self._started = False

@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import AsyncIterator
 
+from bot.core import OwnershipConfig
 from bot.store import Database, connect
 from tests.agent.toolbox import ScriptedTool
 from tests.bot.slack.harness import (
@@ -185,7 +186,8 @@ async def shut_down_mid_run(db, slack_api, llm_server) -> tuple[str, str]:
         )
     )
     try:
-        async with running_bot(db, slack_api, llm_server.base_url, workers=1) as bot:
+        grace = OwnershipConfig(shutdown_grace_s=0.5)
+        async with running_bot(db, slack_api, llm_server.base_url, workers=1, ownership=grace) as bot:
             for body in (running, waiting):
                 assert (await bot.post(body)).status_code == 200
                 await slack_api.wait_for_async(
@@ -196,22 +198,24 @@ async def shut_down_mid_run(db, slack_api, llm_server) -> tuple[str, str]:
     return running["event"]["ts"], waiting["event"]["ts"]
 
 
-async def test_shutdown_tells_the_threads_of_unfinished_questions(db, slack_api, llm_server):
+async def test_shutdown_hands_unfinished_questions_over_and_tells_their_threads_nothing(db, slack_api, llm_server):
+    """Stopping (SIGTERM, a deploy) hands over instead of cancelling: each thread keeps its placeholder, where
+    another replica (or this one's next start) answers; nobody is told to ask again."""
     threads = await shut_down_mid_run(db, slack_api, llm_server)
 
     for thread in threads:
-        [message] = slack_api.messages_in(CHANNEL, thread)  # the placeholder, replaced
+        [message] = slack_api.messages_in(CHANNEL, thread)  # the placeholder, still there
         text = shown(message)
-        assert not text.startswith(("⏳", "🕒")), text
-        assert FAILURE_MARK in text and "ask again" in text, text
+        assert text.startswith(("⏳", "🕒")), text
+        assert FAILURE_MARK not in text and "ask again" not in text, text
 
 
-async def test_shutdown_ends_unfinished_runs_in_the_store(db, slack_api, llm_server):
+async def test_shutdown_releases_unfinished_runs_in_the_store_and_ends_none(db, slack_api, llm_server):
     await shut_down_mid_run(db, slack_api, llm_server)
 
-    left = {run.question: (run.status, run.termination_reason) for run in await runs(db)}
-    assert left[QUESTION] == ("degraded", "cancelled")  # the run that was under way
-    assert left[LATER][0] not in ("queued", "running") and left[LATER][1] == "cancelled", left[LATER]
+    left = {run.question: (run.status, run.owner) for run in await runs(db)}
+    assert left[QUESTION] == ("running", None)  # the run under way after the grace period: released as it stands
+    assert left[LATER] == ("queued", None)  # the question waiting behind it: released at once
 
 
 async def test_a_busy_connection_pool_at_intake_is_waited_for_not_reported_as_an_outage(
