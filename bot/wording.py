@@ -106,7 +106,7 @@ class InThread:
         ErrorCode.TOOL_DISABLED: "the tool is switched off for this run",
         ErrorCode.POLICY_VIOLATION: "a policy forbids this call",
         ErrorCode.TOOL_REPORTED_FAILURE: "the tool reported a failure",
-        ErrorCode.OUTCOME_UNKNOWN: "Parley or the connection stopped during this call: whether it took effect is unknown",
+        ErrorCode.OUTCOME_UNKNOWN: "Parley or its connection stopped during the call: whether it acted is unknown",
         ErrorCode.TOOL_CHANGED: "the tool's definition changed and an operator must trust it again",
     }
     TOOL_PROBLEM_UNKNOWN = "the tool failed"
