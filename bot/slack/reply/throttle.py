@@ -58,6 +58,8 @@ class Throttle:
     async def _later(self, wait: float) -> None:
         while True:
             await asyncio.sleep(wait)
+            if (wait := self._wait_s()) > 0:  # something went at once meanwhile: a whole interval from that
+                continue
             await self._send_newest()
             # A newer state may have come while that send was on its way (a 429 can hold it for seconds).
             if not self._waiting():

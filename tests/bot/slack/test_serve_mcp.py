@@ -56,7 +56,9 @@ def test_serve_reports_mcp_servers_and_stops_its_stdio_server(
     with server_process(command, env=env, cwd=tmp_path, stderr=stderr) as server:
         health = wait_until_healthy(f"http://127.0.0.1:{port}/healthz", server, stderr).json()
         assert health["mcp crm"].startswith("up, 9 tools offered"), health
-        assert health["mcp tickets"].startswith("down, 0 tools offered: could not talk to tickets"), health
+        tickets = health["mcp tickets"]  # down, or trying again (its reconnection in the background): never up
+        assert tickets.startswith(("down, 0 tools offered", "connecting, 0 tools offered")), health
+        assert "could not talk to tickets" in tickets, health
         metrics = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5, trust_env=False).text
         assert 'parley_mcp_server_up{server="crm"} 1.0' in metrics
         assert 'parley_mcp_server_up{server="tickets"} 0.0' in metrics
