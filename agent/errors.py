@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Any
 
@@ -73,6 +74,17 @@ class ToolError(Exception):
         self.details = details or {}
         self.suggested_action = suggested_action
         self.retry_after_s = retry_after_s
+
+    def redacted(self, redact: Callable[[Any], Any]) -> ToolError:
+        """The same error with its message and details passed through `redact` (a tool's secrets hidden)."""
+        return ToolError(
+            self.code,
+            redact(self.message),
+            retryable=self.retryable,
+            details=redact(self.details),
+            suggested_action=self.suggested_action,
+            retry_after_s=self.retry_after_s,
+        )
 
 
 class InvalidQuestion(ValueError):

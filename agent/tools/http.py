@@ -156,16 +156,7 @@ class HttpTool:
 
     def _scrub(self, error: ToolError) -> ToolError:
         """The same error with every configured secret replaced by `***` (an upstream may echo our headers)."""
-        if not self._secrets:
-            return error
-        return ToolError(
-            error.code,
-            self._redact(error.message),
-            retryable=error.retryable,
-            details=self._redact(error.details),
-            suggested_action=error.suggested_action,
-            retry_after_s=error.retry_after_s,
-        )
+        return error.redacted(self._redact) if self._secrets else error
 
     def _redact(self, value: Any) -> Any:
         return redact(value, self._secrets)

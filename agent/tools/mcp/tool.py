@@ -73,11 +73,4 @@ class McpTool:
 
     def _scrubbed(self, error: ToolError) -> ToolError:
         """A server may echo our headers: no configured secret reaches the model, the trace or the log."""
-        return ToolError(
-            error.code,
-            self._redact(error.message),
-            retryable=error.retryable,
-            details=self._redact(error.details),
-            suggested_action=error.suggested_action,
-            retry_after_s=error.retry_after_s,
-        )
+        return error.redacted(self._redact)
