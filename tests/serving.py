@@ -4,6 +4,7 @@ output in files, stopped by SIGTERM as an orchestrator would, and killed whateve
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import socket
 import subprocess
@@ -38,3 +39,13 @@ def terminate(server: subprocess.Popen[bytes], timeout_s: float) -> None:
     """SIGTERM, as a container runtime stops it, and wait for the exit."""
     server.send_signal(signal.SIGTERM)
     server.wait(timeout=timeout_s)
+
+
+def alive(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie is gone for good: only its parent's wait is missing)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z")

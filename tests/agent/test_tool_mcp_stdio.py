@@ -13,22 +13,13 @@ import pytest
 from agent import ServerState, ToolCallRequest
 from tests.agent.mcp_world import connected, executor, shipped_table, stdio_spec
 from tests.agent.toolbox import eventually
+from tests.serving import alive
 
 pytestmark = pytest.mark.slow
 
 
 def call(name: str, **arguments: object) -> ToolCallRequest:
     return ToolCallRequest(id=f"call_{name}", name=name, arguments=dict(arguments))
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is gone for good; only its parent's wait is missing.
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z")
 
 
 async def test_mcp_stdio_server_answers_and_is_stopped_with_parley(tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ real MCP server (tests/fakes/mcp_crm.py)."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -17,7 +16,7 @@ import pytest
 import yaml
 
 from tests.bot.test_cli import EXIT_OK, EXIT_USAGE, Parley, one_line
-from tests.serving import free_port
+from tests.serving import alive, free_port
 
 pytestmark = pytest.mark.slow
 
@@ -38,15 +37,6 @@ def config(parley: Parley, *, mcp: dict[str, object], extra_tools: list[dict[str
 
 def stdio(**fields: object) -> dict[str, object]:
     return {"command": [sys.executable, str(CRM)], "name": "crm", "timeout_s": 20, **fields}
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z")
 
 
 def test_parley_tools_lists_every_tool_with_its_source_and_state(parley: Parley) -> None:

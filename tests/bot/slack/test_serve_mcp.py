@@ -3,7 +3,6 @@ stdio child up, one URL down), and SIGTERM leaves no orphan stdio server behind.
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import time
@@ -15,20 +14,11 @@ import yaml
 
 from tests.bot.slack.test_serve_process import PARLEY, STOP_S, environment, wait_until_healthy
 from tests.fakes.llm_server import FakeLLMServer
-from tests.serving import free_port, server_process, terminate
+from tests.serving import alive, free_port, server_process, terminate
 
 pytestmark = pytest.mark.slow
 
 CRM = Path(__file__).resolve().parents[2] / "fakes" / "mcp_crm.py"
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z")
 
 
 def test_serve_reports_mcp_servers_and_stops_its_stdio_server(
