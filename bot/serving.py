@@ -1,71 +1,115 @@
-"""Serving `parley serve`: the application's web app through uvicorn — with Slack's events over HTTP, or, in
-Socket Mode, beside the WebSocket that brings them.
+"""Serving `parley serve`: the application's web app through uvicorn — with Slack's events over HTTP behind the
+web front, or, in Socket Mode, beside the WebSocket that brings them.
 
 Both modes answer GET /healthz and GET /metrics on the same host and port, so one health check (the image's
 HEALTHCHECK, an orchestrator's probe) and one Prometheus scrape work in both.
 
-Over HTTP, uvicorn serves from a thread and an event loop of its own: the runs' work (the engine, the
-fact-checker, the store's writes, Slack's updates) keeps the application's loop busy, and an acknowledgement that
-queued behind it on one loop waited tens of milliseconds in a burst. The front reads, verifies and acknowledges;
-the application's loop dispatches (`bot.web.AppLoop`).
+Over HTTP the public port belongs to the web front (`bot.front`), a child process that acknowledges Slack's
+signed events at once and passes every request on to the application, which serves its web app on a Unix socket
+in a private directory, on the event loop of its runtime. An acknowledgement thus never waits for the runs' work
+(the engine, the fact-checker, the store's writes, Slack's updates), which keeps this interpreter busy.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
 import signal
 import sys
-from collections.abc import Awaitable
+import tempfile
+from collections.abc import Awaitable, Iterator
+from typing import Any
 
 import uvicorn
+from starlette.types import ASGIApp
 
 from bot.assembly import Runtime
+from bot.front import SIGNING_SECRET_ENV
 from bot.slack.socket_mode import FIRST_RETRY_S, MAX_RETRY_S, SocketModeLink
-from bot.web import AppLoop, web_app
+from bot.web import web_app
 
 log = logging.getLogger(__name__)
 
-FRONT_SWITCH_INTERVAL_S = 0.001  # how long a thread waiting for the interpreter waits at most (Python: 5 ms)
+FRONT_STOP_TIMEOUT_S = 15.0  # the front finishes passing on what it acknowledged (bot.front.DRAIN_TIMEOUT_S: 10)
+APP_SOCKET = "app.sock"
+
+
+class FrontExited(Exception):
+    """The web front ended without being told to (it could not listen, or was killed): the application stops."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"the web front exited with status {status}")
+        self.status = status
 
 
 async def serve_http(runtime: Runtime, *, host: str, port: int) -> None:
-    """Until SIGTERM, SIGINT or cancellation: POST /slack/events (events, interactivity, commands), GET /healthz,
-    GET /metrics, served from a thread of their own; the runtime is started here, on this loop, before the front
-    listens, and stopped after it has stopped. SIGINT ends with KeyboardInterrupt once everything is stopped."""
+    """Until SIGTERM, SIGINT or cancellation: the web front on `host:port` (POST /slack/events for events,
+    interactivity and commands, GET /healthz, GET /metrics), the application behind it. The runtime is started
+    here, before either serves, and stopped after both have stopped; the front stops first. SIGINT ends with
+    KeyboardInterrupt once everything is stopped; a front that ends by itself (a port in use: it logged why) ends
+    the application with its status."""
     await runtime.start()
     try:
-        server = http_front(runtime, host=host, port=port)
-        interrupted = await _serve_until_stopped(server, serve_front(server))
+        with tempfile.TemporaryDirectory(prefix="parley-") as private:
+            socket_path = os.path.join(private, APP_SOCKET)
+            server = application_server(runtime, socket_path)
+            secret = runtime.slack.signing_secret if runtime.slack is not None else None
+            front = _front(server, host=host, port=port, upstream=socket_path, signing_secret=secret)
+            try:
+                interrupted = await _serve_until_stopped(server, _serve_site(server), front)
+            except FrontExited as exc:
+                log.error("%s; stopping", exc)
+                raise SystemExit(exc.status if exc.status > 0 else 1) from None  # < 0: killed by a signal
     finally:
         await runtime.stop()
     if interrupted:
         raise KeyboardInterrupt
 
 
-def http_front(runtime: Runtime, *, host: str, port: int) -> uvicorn.Server:
-    """uvicorn, to serve the web app from a thread of its own (`serve_front`); the runtime it reaches lives on
-    the running loop, which starts and stops it."""
-    site = web_app(runtime, lifespan=False, app_loop=AppLoop(asyncio.get_running_loop()))
-    config = uvicorn.Config(site, host=host, port=port, lifespan="off", log_level="info")
-    config.access_log = False
-    return uvicorn.Server(config)
+def application_server(runtime: Runtime, socket_path: str) -> uvicorn.Server:
+    """uvicorn serving the web app on the Unix socket `socket_path`, for the web front; the runtime lives on the
+    loop it runs on, which starts and stops it."""
+    # Its start and stop are not news to operators: the front's uvicorn reports those of the public port.
+    return _uvicorn(web_app(runtime, lifespan=False), uds=socket_path, log_level="warning")
 
 
-async def serve_front(server: uvicorn.Server) -> int | str | None:
-    """`server` on a thread and an event loop of its own until told to exit (`should_exit`); the status it exits
-    with when it cannot start.
-
-    While it serves, a thread waiting for the interpreter gets it within 1 ms instead of 5: the front waits for
-    it after every read and write of a request while the application's thread computes (at 5 ms, a burst of
-    mentions saw a p99 acknowledgement of 60–80 ms; at 1 ms, 25–45 ms; bench/ack_burst.py). A thread that
-    computes alone is never interrupted, so the runs lose nothing when no request is waiting."""
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(FRONT_SWITCH_INTERVAL_S)
+async def _front(server: uvicorn.Server, *, host: str, port: int, upstream: str, signing_secret: str | None) -> None:
+    """The web front as a child process, once `server` listens, until it exits (FrontExited) or this is cancelled
+    (then it is stopped and waited for). Its standard input is a pipe from here: if this process dies, the front
+    sees it end and stops too. In a session of its own, a terminal's Ctrl-C reaches only this process, which stops
+    it in order."""
+    while not server.started:  # noqa: ASYNC110 (uvicorn sets a flag, it has no event to wait for)
+        await asyncio.sleep(0.01)
+    env = {name: value for name, value in os.environ.items() if name != SIGNING_SECRET_ENV}
+    if signing_secret:
+        env[SIGNING_SECRET_ENV] = signing_secret
+    command = ["-m", "bot.front", "--host", host, "--port", str(port), "--upstream", upstream]
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, *command, stdin=asyncio.subprocess.PIPE, env=env, start_new_session=True
+    )
     try:
-        return await asyncio.to_thread(asyncio.run, _serve_site(server))
-    finally:
-        sys.setswitchinterval(interval)
+        status = await process.wait()
+    except asyncio.CancelledError:
+        await _stop_front(process)
+        raise
+    raise FrontExited(status)
+
+
+async def _stop_front(process: asyncio.subprocess.Process) -> None:
+    """SIGTERM, then up to FRONT_STOP_TIMEOUT_S for the front to finish what it acknowledged; SIGKILL after."""
+    if process.returncode is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        process.terminate()
+    try:
+        await asyncio.wait_for(process.wait(), FRONT_STOP_TIMEOUT_S)
+    except TimeoutError:
+        log.warning("the web front did not stop within %gs; killing it", FRONT_STOP_TIMEOUT_S)
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        await process.wait()
 
 
 async def serve_socket_mode(
@@ -92,9 +136,7 @@ async def serve_socket_mode(
         link = SocketModeLink(runtime.slack.app, app_token, first_retry_s=first_retry_s, max_retry_s=max_retry_s)
         try:
             site = web_app(runtime, slack_events=False, slack_state=link.state, lifespan=False)
-            config = uvicorn.Config(site, host=host, port=port, lifespan="off", ws="none", log_level="info")
-            config.access_log = False
-            server = uvicorn.Server(config)
+            server = _uvicorn(site, host=host, port=port, ws="none")
             interrupted = await _serve_until_stopped(server, _serve_site(server), link.run())
         finally:
             await link.close()
@@ -104,16 +146,28 @@ async def serve_socket_mode(
         raise KeyboardInterrupt
 
 
+class _Server(uvicorn.Server):
+    """uvicorn, leaving SIGTERM and SIGINT to `_serve_until_stopped`: on the main thread uvicorn would catch them
+    itself and stop serving at once, before what brings it requests (the front, the WebSocket) has stopped."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def _uvicorn(app: ASGIApp, **options: Any) -> uvicorn.Server:
+    config = uvicorn.Config(app, **({"lifespan": "off", "log_level": "info"} | options))
+    config.access_log = False
+    return _Server(config)
+
+
 async def _serve_until_stopped(
     server: uvicorn.Server, serving_site: Awaitable[int | str | None], link: Awaitable[None] | None = None
 ) -> bool:
-    """The web app (and Socket Mode's WebSocket, `link`) until a signal or cancellation, or until either ends or
-    fails; whether SIGINT came."""
+    """The web app, and what brings it requests (`link`: the web front, or Socket Mode's WebSocket), until a
+    signal or cancellation, or until either ends or fails; whether SIGINT came."""
     stop = asyncio.Event()
     received: list[int] = []
-    # Before uvicorn starts: on this (the main) thread it catches SIGTERM/SIGINT itself while it serves, then
-    # raises them again to the handlers it found (these), which stop the WebSocket too instead of killing the
-    # process mid-shutdown; on a thread of its own it catches none, and these stop it.
     handled = _handle_signals(stop, received)
     serving = asyncio.ensure_future(serving_site)
     connection = asyncio.ensure_future(link) if link is not None else None
@@ -122,15 +176,16 @@ async def _serve_until_stopped(
     try:
         await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        server.should_exit = True  # a front on its own thread cannot be cancelled: told to exit, and waited for
         stopping.cancel()
-        if connection is not None:
+        if connection is not None:  # what brings requests stops first (the web front, or Slack's WebSocket)
             connection.cancel()
+            await asyncio.wait({connection})
+        server.should_exit = True
         await asyncio.wait(running)
         for sig in handled:
             asyncio.get_running_loop().remove_signal_handler(sig)
     failure = None if connection is None or connection.cancelled() else connection.exception()
-    if failure is not None:  # a bug, not a connection failure (those are retried): shown in full
+    if failure is not None:  # the front's exit, or a bug (a WebSocket's failures are retried): shown in full
         raise failure
     exit_status = serving.result()  # uvicorn's own failures propagate from here
     if exit_status is not None:  # uvicorn could not listen (it logged why): exit as it would have

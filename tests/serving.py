@@ -49,3 +49,9 @@ def alive(pid: int) -> bool:
         return False
     stat = Path(f"/proc/{pid}/stat")
     return not (stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z")
+
+
+def children(pid: int) -> list[int]:
+    """The processes `pid` started that still run (Linux's /proc)."""
+    listed = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [int(child) for child in listed if alive(int(child))]

@@ -31,8 +31,6 @@ from bot.suggested_prompts import AssistantConfig, PromptSet, prompt_set
 
 log = logging.getLogger(__name__)
 
-EVENTS_PATH = "/slack/events"
-
 
 class SlackBot:
     """One Slack app: intake in the listeners (fast), everything after it in the run service."""
@@ -49,7 +47,8 @@ class SlackBot:
         tool_servers: ToolServers = list,
     ) -> None:
         self.app = app
-        self.requests = SlackRequests(app, signing_secret)  # POST /slack/events, as the web app serves it
+        self.requests = SlackRequests(app)  # POST /slack/events, as the web app serves it
+        self.signing_secret = signing_secret  # what the web front verifies events with (`bot.front`)
         self.client = app.client
         self.gateway = SlackGateway(app.client)
         self.service = service

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import uvicorn
 
 from agent import Agent, BuiltinToolEntry, HttpToolEntry, OpenAIBrain, Tool, Toolbox, ToolSource, build_tools
 from agent.brains.chat import ChatCompletionsClient
@@ -19,8 +22,10 @@ from bot.assembly import Runtime, build_runtime
 from bot.config_file import defaults_dir
 from bot.core import ReviewConfig
 from bot.core.config import OwnershipConfig
-from bot.serving import http_front, serve_front
+from bot.front import Front, front_server, upstream_client
+from bot.serving import APP_SOCKET, application_server
 from bot.settings import Settings
+from bot.slack.acks import EventAcks
 from bot.slack.reply.medium import StreamingMode
 from bot.spans import Tracer
 from bot.store import Database
@@ -88,28 +93,43 @@ def settings_for(slack: FakeSlackApi, *, workers: int = 4, streaming: StreamingM
 
 @contextlib.asynccontextmanager
 async def serve(runtime: Runtime) -> AsyncIterator[str]:
-    """As `parley serve` serves it: the runtime started on this event loop, its web app served by uvicorn from a
-    thread of its own on a free loopback port; both stopped at the end."""
+    """As `parley serve` serves it: the runtime started on this event loop and its web app served by uvicorn on a
+    Unix socket, behind the web front (`bot.front`) on a free loopback port. The front runs on a thread and a loop
+    of its own here (in a process of its own in `parley serve`: the same code, a cheaper start); all stopped at
+    the end."""
     await runtime.start()
     try:
-        server = http_front(runtime, host="127.0.0.1", port=0)
-        server.config.log_level = "warning"
-        front = asyncio.ensure_future(serve_front(server))
-        try:
-            deadline = asyncio.get_running_loop().time() + 10
-            while not server.started:
-                if front.done():
-                    raise AssertionError(f"uvicorn did not start: {front.result()}")
-                if asyncio.get_running_loop().time() > deadline:
-                    raise AssertionError("uvicorn did not start within 10 s")
-                await asyncio.sleep(0.01)
-            port = server.servers[0].sockets[0].getsockname()[1]
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            server.should_exit = True
-            await asyncio.wait_for(front, 10)
+        with tempfile.TemporaryDirectory(prefix="parley-test-") as private:
+            socket_path = os.path.join(private, APP_SOCKET)
+            server = application_server(runtime, socket_path)
+            server.config.log_level = "warning"
+            app = asyncio.ensure_future(server.serve())
+            try:
+                await _started(server, app)
+                front = Front(upstream_client(socket_path), EventAcks(SIGNING_SECRET))
+                front_site = front_server(front, host="127.0.0.1", port=0, log_level="warning")
+                serving = asyncio.ensure_future(asyncio.to_thread(asyncio.run, front.serve(front_site)))
+                try:
+                    await _started(front_site, serving)
+                    yield f"http://127.0.0.1:{front_site.servers[0].sockets[0].getsockname()[1]}"
+                finally:
+                    front_site.should_exit = True
+                    await asyncio.wait_for(serving, 10)
+            finally:
+                server.should_exit = True
+                await asyncio.wait_for(app, 10)
     finally:
         await runtime.stop()
+
+
+async def _started(server: uvicorn.Server, serving: asyncio.Future[Any]) -> None:
+    deadline = asyncio.get_running_loop().time() + 10
+    while not server.started:
+        if serving.done():
+            raise AssertionError(f"uvicorn did not start: {serving.result()}")
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("uvicorn did not start within 10 s")
+        await asyncio.sleep(0.01)
 
 
 @contextlib.asynccontextmanager

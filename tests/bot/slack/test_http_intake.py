@@ -166,10 +166,10 @@ HOLD_S = 30.0  # a hang guard: the acknowledgement comes at once, or the test fa
 
 
 async def test_a_mention_is_acknowledged_while_the_application_loop_is_held(db, slack_api, llm_server):
-    """The ack never waits behind a run: the front answers Slack from a thread of its own. Here the
-    application's loop is held outright (as a long step of a run would hold it) until Slack's POST is answered;
-    the question is taken and answered once the loop is free again. An interactive request, whose answer is
-    bolt's, waits for the loop instead, and is answered too."""
+    """The ack never waits behind a run: the web front answers Slack (a process of its own in `parley serve`, a
+    thread of its own here). Here the application's loop is held outright (as a long step of a run would hold
+    it) until Slack's POST is answered; the question is taken and answered once the loop is free again. An
+    interactive request, whose answer is bolt's, waits for the loop instead, and is answered too."""
     llm_server.respond_with(standard())
     body = app_mention(QUESTION)
     statuses: dict[str, int] = {}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from uvicorn.config import STARTUP_FAILURE
 
 from bot.assembly import build_runtime
 from bot.settings import Settings
@@ -23,7 +25,7 @@ from tests.fakes.llm_server import FakeLLMServer
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.slack_events import CHANNEL, SIGNING_SECRET, app_mention, post_event
 from tests.fakes.slack_workspace import BOT_TOKEN
-from tests.serving import free_port, server_process, terminate
+from tests.serving import alive, children, free_port, server_process, terminate
 
 pytestmark = pytest.mark.slow  # starts `parley` processes: `pytest -m "not slow"` leaves them out
 
@@ -158,11 +160,49 @@ def test_serve_answers_health_and_a_signed_mention_then_stops_cleanly_on_sigterm
         )
         assert "564 [1]" in shown(answer) and "✅ solved" in shown(answer)
 
+        [front] = children(server.pid)  # the web front, on the public port
         terminate(server, STOP_S)
+        assert not alive(front), "the web front outlived parley serve"
 
     errors = stderr.read_text(encoding="utf-8")
     assert server.returncode in (0, -signal.SIGTERM), errors
     assert "Traceback" not in errors and "Error" not in errors.replace("parley: ", ""), errors
+
+
+def test_the_web_front_stops_when_parley_serve_is_killed(
+    tmp_path: Path, serve_db: str, slack_api: FakeSlackApi, llm_server: FakeLLMServer
+):
+    """kill -9 leaves no handler to stop the front: it sees its standard input (a pipe from parley serve) end,
+    and stops too, so the port is free for the replacement."""
+    port = free_port()
+    env = serve_environment(tmp_path, serve_db, slack_api, llm_server)
+    stderr = tmp_path / "stderr.txt"
+    command = [str(PARLEY), "serve", "--port", str(port), "--host", "127.0.0.1"]
+    with server_process(command, env=env, cwd=tmp_path, stderr=stderr) as server:
+        wait_until_healthy(f"http://127.0.0.1:{port}/healthz", server, stderr)
+        [front] = children(server.pid)
+        server.kill()
+        server.wait(STOP_S)
+        deadline = time.monotonic() + STOP_S
+        while alive(front) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(front), "the web front outlived a killed parley serve"
+    with socket.socket() as again:  # the port is free
+        again.bind(("127.0.0.1", port))
+
+
+def test_serve_on_a_port_in_use_exits_with_uvicorns_reason(
+    tmp_path: Path, serve_db: str, slack_api: FakeSlackApi, llm_server: FakeLLMServer
+):
+    env = serve_environment(tmp_path, serve_db, slack_api, llm_server)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = parley("serve", "--port", str(port), "--host", "127.0.0.1", env=env, cwd=tmp_path)
+    assert done.returncode == STARTUP_FAILURE, done.stderr  # uvicorn's status, as the front exited with it
+    assert "address already in use" in done.stderr.lower() and "web front exited" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
 
 
 def test_serve_without_slack_serves_health_and_metrics_and_says_slack_is_off(
