@@ -95,17 +95,34 @@ async def client(
 
 def send_all(
     urls: tuple[str, str], shares: list[list[dict]], pause_s: float
-) -> tuple[list[tuple[float, float]], list[int]]:
+) -> tuple[list[tuple[float, float]], list[int], float]:
     """Every client's share, at once (in the clients' process): (when sent, ms to the acknowledgement) of each
-    POST, and the statuses."""
+    POST, the statuses, and the longest stall of the clients' own loop (ms)."""
     acks: list[tuple[float, float]] = []
     statuses: list[int] = []
 
-    async def clients() -> None:
+    async def clients() -> float:
+        watch = asyncio.ensure_future(_stalls())
         await asyncio.gather(*(client(urls, share, acks, statuses, n, pause_s) for n, share in enumerate(shares)))
+        watch.cancel()
+        return _longest_stall_ms
 
-    asyncio.run(clients())
-    return acks, statuses
+    return acks, statuses, asyncio.run(clients())
+
+
+_longest_stall_ms = 0.0
+
+
+async def _stalls() -> None:
+    """The clients' own loop, timed every 5 ms: a stall of this process (on a shared machine, its CPU taken by
+    others for 100s of ms) times every acknowledgement it was waiting for as slow, whatever Parley did."""
+    global _longest_stall_ms
+    last = time.monotonic()
+    while True:
+        await asyncio.sleep(0.005)
+        now = time.monotonic()
+        _longest_stall_ms = max(_longest_stall_ms, (now - last) * 1000)
+        last = now
 
 
 def ready() -> None:
@@ -122,7 +139,7 @@ async def burst(args: argparse.Namespace, urls: tuple[str, str], slack: FakeSlac
         await loop.run_in_executor(senders, ready)  # started and imported before anything is timed
         cpu_before = sum(replica.cpu_s() for replica in replicas)
         started = time.monotonic()
-        timed, statuses = await loop.run_in_executor(senders, send_all, urls, shares, pause_s)
+        timed, statuses, clients_stalled_ms = await loop.run_in_executor(senders, send_all, urls, shares, pause_s)
     sent_s = time.monotonic() - started
     first = min(sent for sent, _ in timed)
     acks = [ms for _, ms in timed]
@@ -144,6 +161,8 @@ async def burst(args: argparse.Namespace, urls: tuple[str, str], slack: FakeSlac
         },
         # the eight slowest: (ms into the burst when sent, ms to the acknowledgement)
         "slowest": [(round((sent - first) * 1000), round(ms, 1)) for sent, ms in slowest],
+        # the clients' own longest stall: acknowledgements slower than this may be the clients', not Parley's
+        "clients_stalled_ms": round(clients_stalled_ms, 1),
         "sent_s": round(sent_s, 2),
         "answered_s": round(answered_s, 2),
         # CPU seconds of both replicas together: while the POSTs were sent, and in all until every answer

@@ -41,6 +41,9 @@ ACK_SECONDS_HEADER = "x-parley-ack-seconds"
 SIGNING_SECRET_ENV = "PARLEY_FRONT_SIGNING_SECRET"  # Slack's signing secret, handed to the front (not in argv)
 UPSTREAM_TIMEOUT_S = 30.0  # a request to the application; Slack itself gives up after 3 s
 PASS_ON_DELAYS_S = (0.05, 0.5)  # an acknowledged event the application's socket refused is tried again after these
+# Events passed on at once, each on a kept connection: the application takes them one at a time on its loop
+# anyway, and a burst with a request (and a connection) per event kept the front's own loop busy for 100s of ms.
+PASS_ON_LANES = 4
 DRAIN_TIMEOUT_S = 10.0  # acknowledged events still being passed on when the front stops
 STDIN = 0
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
@@ -71,6 +74,7 @@ class Front:
         self._upstream = upstream
         self._acks = acks
         self._passing: set[asyncio.Task[None]] = set()
+        self._lanes = asyncio.Semaphore(PASS_ON_LANES)
         self.app = Starlette(routes=[Route("/{path:path}", self._relay, methods=METHODS)])
 
     async def _relay(self, request: Request) -> Response:
@@ -102,7 +106,8 @@ class Front:
         tried again, and an event that cannot be passed on is logged as lost."""
         for delay in (*PASS_ON_DELAYS_S, None):
             try:
-                answer = await self._upstream.post(target, content=body, headers=headers)
+                async with self._lanes:
+                    answer = await self._upstream.post(target, content=body, headers=headers)
             except httpx.TransportError as exc:
                 if delay is not None:
                     await asyncio.sleep(delay)
