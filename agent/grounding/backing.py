@@ -182,8 +182,7 @@ class Backing:
         asked = self._asked_values
         if not asked:
             return False
-        if isinstance(asked, tuple):
-            return any(r.value == value for r in figure.readings for value in asked)
+        # `in` a tuple compares each by identity, then equality: what `==` says of a figure's Decimals (never NaN).
         return any(r.value in asked for r in figure.readings)
 
     def _check_superlative(self, mention: Mention, source: Source, fact: Fact) -> None:
