@@ -318,7 +318,9 @@ class _Checker:
             result.problems.append("the answer cites no tool result")
         result.problems = list(dict.fromkeys([*self.citations.problems, *result.problems]))
         for sentence in result.sentences:
-            result.problems.extend(p for p in sentence.problems if p not in result.problems)
+            for problem in sentence.problems:  # each once, also when a sentence repeats one
+                if problem not in result.problems:
+                    result.problems.append(problem)
 
     def _attachments(self) -> list[Attachment]:
         """One tag after each run of figures Parley bound to the same result, in each sentence."""
