@@ -17,7 +17,7 @@ figure ("28 °C [1]"): one tag for a run of figures from the same result.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -176,11 +176,11 @@ def _versus(names: Names, text: str, sentence: tuple[int, int], figures: Sequenc
 
 
 def choose(
-    stating: Sequence[Source], pointer: Pointer, names: Names, pointed_tools: Collection[str] = ()
+    stating: Sequence[Source], pointer: Pointer, names: Names, tools: Callable[[frozenset[int]], Collection[str]]
 ) -> tuple[Source | None, Source | None]:
     """Of the results that state a figure, the one it is bound to — or None and the result it was taken from
-    when the figure's words point elsewhere (a swapped fact). `pointed_tools`: the tools of the results the
-    figure's words point to."""
+    when the figure's words point elsewhere (a swapped fact). `tools`: the tools of some results (asked only when
+    no result the figure's words point to states it)."""
     if not stating:
         return None, None
     if not pointer.numbers:
@@ -188,6 +188,7 @@ def choose(
     for source in stating:
         if source.number in pointer.numbers:
             return source, None
+    pointed_tools = tools(pointer.numbers)
     for source in stating:
         # About nothing the answer names (a calculation, a lookup by key), it may back any figure — but not a
         # call of the same tool about another thing ("Beijing 30 °C" with the 30 of get_weather(深圳)).

@@ -11,7 +11,7 @@ from __future__ import annotations
 import calendar
 import itertools
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from decimal import Decimal
 from functools import lru_cache
 
@@ -90,7 +90,7 @@ class Backing:
         self._governed: dict[int, Direction] | None = None  # the figures superlatives speak of ("slowest … 912")
         self._peers: dict[tuple[str, str], tuple[Decimal, Decimal] | None] = {}
         self._tagged_in: dict[int, set[int]] | None = None  # block → the results its exact tags name
-        self._ordered: dict[tuple[int, frozenset[int]], tuple[list[Source], list[Source]]] = {}
+        self._ordered: dict[tuple[int, frozenset[int]], tuple[list[Source], list[Source], _Unpointed]] = {}
         self._tools_of: dict[frozenset[int], set[str]] = {}
         # The asker's values. A question gives a handful: comparing with each costs less than hashing a Decimal
         # (equal Decimals hash alike, so equality says what a set would); a long list of them is a set.
@@ -105,19 +105,19 @@ class Backing:
         figure = mention.figure
         assert figure is not None
         pointed = mention.pointer.numbers
-        candidates = self._pointed_first(mention.rests_on, pointed) if pointed else mention.rests_on
+        first, rest = self._pointed_first(mention.rests_on, pointed) if pointed else ((), mention.rests_on)
         asked = not mention.strict and self._asked(figure)
         if asked:
             # The asker's own figure ("our twenty regions") is theirs, unless the result its words name states it.
-            candidates = [s for s in candidates if s.number in mention.pointer.numbers]
-        stating = self._stating(_signed(figure, mention.clause), candidates, mention)
+            first, rest = [s for s in first if s.number in pointed], ()
+        stating = self._stating(_signed(figure, mention.clause), first, rest, mention)
         if asked and not stating:
             self._ground_known(mention, figure)
             return
         if stating:
             # A tag names the results a figure may be in; the clause's names still say which one ("Shanghai 16 °C
             # [1][2]" is Beijing's 16 given to Shanghai).
-            chosen, taken_from = choose([s for s, _, _ in stating], mention.pointer, self.names, self._tools(pointed))
+            chosen, taken_from = choose([s for s, _, _ in stating], mention.pointer, self.names, self._tools)
             if chosen is not None:
                 _, reading, fact = next(item for item in stating if item[0] is chosen)
                 rule = _rule(figure, reading, fact)
@@ -134,16 +134,18 @@ class Backing:
             return
         self._ground_known(mention, figure)
 
-    def _pointed_first(self, candidates: list[Source], pointed: frozenset[int]) -> list[Source]:
-        """`candidates`, the results `pointed` to first. The figures of a sentence share their candidates and
-        mostly their pointer: each ordering is made once per answer."""
+    def _pointed_first(
+        self, candidates: list[Source], pointed: frozenset[int]
+    ) -> tuple[list[Source], Iterable[Source]]:
+        """`candidates` in two parts: the results `pointed` to, then the others (only those not pointed to are
+        tried after them: `_stating`). The figures of a sentence share their candidates and mostly their
+        pointer: each split is made once per answer."""
         key = (id(candidates), pointed)
         kept = self._ordered.get(key)
         if kept is None or kept[0] is not candidates:  # the list itself is kept too: an id may be reused
-            ordered = [s for s in candidates if s.number in pointed]
-            ordered += [s for s in candidates if s.number not in pointed]
-            kept = self._ordered[key] = (candidates, ordered)
-        return kept[1]
+            first = [s for s in candidates if s.number in pointed]
+            kept = self._ordered[key] = (candidates, first, _Unpointed(candidates, pointed))
+        return kept[1], kept[2]
 
     def _tools(self, numbers: frozenset[int]) -> set[str]:
         """The tools of the results `numbers`."""
@@ -159,14 +161,14 @@ class Backing:
         return facts
 
     def _stating(
-        self, figure: Figure, candidates: Sequence[Source], mention: Mention
+        self, figure: Figure, first: Sequence[Source], rest: Iterable[Source], mention: Mention
     ) -> list[tuple[Source, Reading, Fact]]:
-        """The candidates that state `figure`, with how: their numbers first, their strings only if need be. The
-        search stops at the first one that settles it (the answer's tag, the result its words name, or any
-        result where they name none)."""
+        """The candidates (`first`, then `rest`) that state `figure`, with how: their numbers first, their
+        strings only if need be. The search stops at the first one that settles it (the answer's tag, the result
+        its words name, or any result where they name none)."""
         stating: list[tuple[Source, Reading, Fact]] = []
         for strings in (False, True):
-            for source in candidates:
+            for source in itertools.chain(first, rest):
                 found = self._facts(source).find(figure.readings, figure.approximation, strings=strings)
                 if found is not None:
                     stating.append((source, *found))
@@ -180,8 +182,7 @@ class Backing:
         asked = self._asked_values
         if not asked:
             return False
-        if isinstance(asked, tuple):
-            return any(r.value == value for r in figure.readings for value in asked)
+        # `in` a tuple compares each by identity, then equality: what `==` says of a figure's Decimals (never NaN).
         return any(r.value in asked for r in figure.readings)
 
     def _check_superlative(self, mention: Mention, source: Source, fact: Fact) -> None:
@@ -573,3 +574,18 @@ def extremes(source: Source) -> dict[str, tuple[Decimal, Decimal]]:
 def aggregates(source: Source) -> tuple[Aggregate, ...]:
     """The counts, sums and averages over the result's lists, read once."""
     return source.memo("aggregates", lambda: aggregates_of(source.data))
+
+
+class _Unpointed:
+    """The candidates a figure's words do not point to, listed on first need: the result they point to states
+    most figures, and the others are then never tried."""
+
+    def __init__(self, candidates: Sequence[Source], pointed: frozenset[int]) -> None:
+        self._candidates = candidates
+        self._pointed = pointed
+        self._listed: list[Source] | None = None
+
+    def __iter__(self) -> Iterator[Source]:
+        if self._listed is None:
+            self._listed = [s for s in self._candidates if s.number not in self._pointed]
+        return iter(self._listed)

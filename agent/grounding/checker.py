@@ -242,7 +242,7 @@ class _Checker:
     def _entity_span(self, mention: Mention) -> tuple[int, int]:
         """Where the name a figure is given to stands: its clause, or — when its clause names nothing — the
         clause before it too ("y el Costa Brava Sound, 5.120 entradas", "Chez Assurances Rivoli, 1 340 …")."""
-        start, end = self._clause_span(mention)
+        start, end = mention.span
         if self.names.within(start, end):
             return start, end
         parts = self._clauses(mention.sentence)
@@ -266,11 +266,6 @@ class _Checker:
     def _follows_figure(self, at: int) -> bool:
         before = self.bare[max(0, at - 2) : at]
         return any(m.figure is not None and m.end in (at, at - 1) for m in self.mentions) and not before.strip()
-
-    def _clause_span(self, mention: Mention) -> tuple[int, int]:
-        sentence = self.layout.sentences[mention.sentence]
-        parts = self._clauses(mention.sentence)
-        return clause_at(parts, mention.start, (sentence.start, sentence.end))
 
     def _clauses(self, index: int) -> list[tuple[int, int]]:
         """The clauses of sentence `index`, read once (a table row is one)."""
@@ -323,7 +318,9 @@ class _Checker:
             result.problems.append("the answer cites no tool result")
         result.problems = list(dict.fromkeys([*self.citations.problems, *result.problems]))
         for sentence in result.sentences:
-            result.problems.extend(p for p in sentence.problems if p not in result.problems)
+            for problem in sentence.problems:  # each once, also when a sentence repeats one
+                if problem not in result.problems:
+                    result.problems.append(problem)
 
     def _attachments(self) -> list[Attachment]:
         """One tag after each run of figures Parley bound to the same result, in each sentence."""
@@ -345,7 +342,7 @@ class _Checker:
                 # models place tags — never a later clause, which may say something no result backs.
                 end = 0
                 if prose:
-                    clause = clause_at(self._clauses(index), mention.start, (sentence.start, sentence.end))
+                    clause = mention.span
                     if following is None or following.start >= clause[1]:  # "74 % [1] vs 32 % [2]": one clause
                         end = _sentence_end(self.masked, *clause)
                 found.append(attachment(self.answer, max(end, mention.end), mention.bound.number))

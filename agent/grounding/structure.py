@@ -20,7 +20,13 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from agent.grounding.dates import month_number
-from agent.grounding.language import ABBREVIATIONS, CLAUSE_JOINS, ORDINAL_NOUNS, SOURCE_LABELS
+from agent.grounding.language import (
+    ABBREVIATIONS,
+    CJK_CLAUSE_JOINS,
+    CLAUSE_JOINS,
+    ORDINAL_NOUNS,
+    SOURCE_LABELS,
+)
 from agent.grounding.openings import opened_by
 
 _LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+>#•·]+[ \t]*|\*\*)*\d{1,2}[.)、](?:\*\*)?[ \t]", re.M)
@@ -233,8 +239,9 @@ def clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
         if match.group(0) == "," and _inside_figure(text, match.start()):
             continue
         cuts += [match.start(), match.end()]
-    for match in CLAUSE_JOINS.finditer(text, start, end):
-        cuts += [match.start(), match.end()]
+    for joins in (CLAUSE_JOINS, CJK_CLAUSE_JOINS):
+        for match in joins.finditer(text, start, end):
+            cuts += [match.start(), match.end()]
     cuts.append(end)
     cuts.sort()
     spans = [(a, b) for a, b in zip(cuts[::2], cuts[1::2], strict=False) if text[a:b].strip()]

@@ -4,6 +4,7 @@ and a figure no result states is never grounded."""
 from __future__ import annotations
 
 import os
+import re
 from decimal import Decimal
 
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 from agent.grounding import check as check_answer
 from agent.grounding.dates import read_dates
 from agent.grounding.figures import read_figures
+from agent.grounding.language import CJK_CLAUSE_JOINS, CLAUSE_JOINS
 from agent.grounding.names import NamedText, aliases_in
 from agent.planner import plan_by_rules
 from agent.small_talk import is_small_talk
@@ -94,3 +96,37 @@ def test_reading_figures_dates_names_and_small_talk_never_raises(text):
     NamedText(text).names("Shanghai")
     question = text.encode("utf-8", "replace").decode("utf-8")  # as `check_question` hands it on
     plan_by_rules(question, [ToolSpec("get_weather", "", {"type": "object"})])
+
+
+# The clause joins as one pattern, as they were written before they were split in two for speed.
+_ONE_PATTERN_OF_JOINS = re.compile(
+    r"\s(?:and|while|whereas|but|though|although|und|während|wohingegen|aber|jedoch|et|mais|alors que|tandis que"
+    r"|y|pero|mientras|e|ma|mentre|en|maar|terwijl)\s|而且|而|但是|但|然而|同时|另外|一方|一方で|에 비해",
+    re.IGNORECASE,
+)
+JOIN_PIECES = st.sampled_from(
+    [
+        " ", "\n", "\u3000", "and", "AND", "e", "E", "y", "en", "alors que", "WÄHREND", "mentre", "x", "1", ",",
+        "而", "且", "但", "是", "然", "同", "时", "另", "外", "一", "方", "で", "에", " 비해", "\u212a", "ſ", "İ",
+    ]
+)  # fmt: skip
+
+
+@CHECKS
+@given(
+    pieces=st.lists(st.one_of(JOIN_PIECES, st.text(max_size=3)), max_size=14),
+    bounds=st.tuples(st.integers(0, 60), st.integers(0, 60)),
+)
+def test_the_two_clause_join_patterns_find_what_one_pattern_of_both_finds(pieces, bounds):
+    text = "".join(pieces)
+    start, end = min(bounds), max(bounds)
+    found = sorted(m.span() for joins in (CLAUSE_JOINS, CJK_CLAUSE_JOINS) for m in joins.finditer(text, start, end))
+    assert found == [m.span() for m in _ONE_PATTERN_OF_JOINS.finditer(text, start, end)]
+
+
+def test_the_clause_joins_look_ahead_at_every_first_letter_their_words_may_open_with():
+    words = CLAUSE_JOINS.pattern.split("(?:", 1)[1].split(")")[0].split("|")
+    every_character = "".join(map(chr, range(0x110000)))
+    admitted = set(re.findall(r"[abejmptuwy]", every_character, re.IGNORECASE))
+    opening = {char for word in words for char in re.findall(re.escape(word[0]), every_character, re.IGNORECASE)}
+    assert admitted == opening
