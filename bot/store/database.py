@@ -181,7 +181,8 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
-async def rows_changed(session: AsyncSession, statement: Executable) -> int:
-    """Run an UPDATE or DELETE; how many rows it changed (a conditional UPDATE claims when this is 1)."""
-    result = cast(CursorResult[Any], await session.execute(statement))
+async def rows_changed(session: AsyncSession, statement: Executable, values: dict[str, Any] | None = None) -> int:
+    """Run an UPDATE or DELETE (with its parameters' `values`); how many rows it changed (a conditional UPDATE
+    claims when this is 1)."""
+    result = cast(CursorResult[Any], await session.execute(statement, values))
     return result.rowcount
