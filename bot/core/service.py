@@ -682,7 +682,7 @@ class RunService:
         return handled
 
     async def purge(self, now: datetime) -> int:
-        """Drop raw tool payloads and resumable snapshots older than `jobs.retention_days`."""
+        """Drop raw tool payloads, resumable snapshots and ended runs' call intents older than `jobs.retention_days`."""
         return await purge(self._db, now=now, retention_days=self.jobs.retention_days)
 
     async def recover(self, now: datetime | None = None) -> int:
