@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Integer, String, Table, bindparam, exists, select, text, union_all, update
+from sqlalchemy import Integer, String, Table, Text, bindparam, exists, select, text, union_all, update
+from sqlalchemy import cast as cast_as
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -31,7 +33,7 @@ from bot.store.models import CallIntentRecord, Json, Run, RunCheckpoint, ToolCal
 from bot.store.owners import left_behind
 from bot.store.records import StoredRun
 from bot.store.rows import stored_run
-from bot.store.storable import storable
+from bot.store.storable import storable, storable_text
 
 
 @dataclass(frozen=True)
@@ -93,8 +95,27 @@ async def save_checkpoint(db: Database, run_id: str, owner: str, step: int, stat
 async def write_checkpoint(session: AsyncSession, run_id: str, owner: str, step: int, state: dict[str, Any]) -> bool:
     """Replace the run's checkpoint with `state` in `session`'s transaction (one statement); False when `owner`
     no longer holds the run."""
-    values = {"run_id": run_id, "owner": owner, "step": step, "state": storable(state)}
+    values = _checkpoint_values(run_id, owner, step, state)
     return await rows_changed(session, _checkpoint_upsert(_is_sqlite(session)), values) == 1
+
+
+async def write_checkpoint_and_intents(
+    session: AsyncSession,
+    run_id: str,
+    owner: str,
+    checkpoint: tuple[int, dict[str, Any]],
+    step: int,
+    intents: Sequence[CallIntent],
+) -> bool:
+    """The run's checkpoint after the step before `step`, then the intents of `step`, in `session`'s transaction:
+    both, or (False: `owner` no longer holds the run) neither. On PostgreSQL one statement, the checkpoint's
+    upsert a data-modifying CTE: both see the same snapshot of the run, so both find it held, or neither."""
+    if not intents or _is_sqlite(session):
+        return await write_checkpoint(session, run_id, owner, *checkpoint) and await write_intents(
+            session, run_id, owner, step, intents
+        )
+    values = _checkpoint_values(run_id, owner, *checkpoint) | _intent_values(run_id, owner, step, intents)
+    return await rows_changed(session, _checkpoint_and_intents(len(intents)), values) == len(intents)
 
 
 async def record_intents(db: Database, run_id: str, owner: str, step: int, intents: Sequence[CallIntent]) -> bool:
@@ -112,11 +133,20 @@ async def write_intents(
     row, with the newer step and start."""
     if not intents:
         return True
+    values = _intent_values(run_id, owner, step, intents)
+    return await rows_changed(session, _intents_insert(_is_sqlite(session), len(intents)), values) == len(intents)
+
+
+def _checkpoint_values(run_id: str, owner: str, step: int, state: dict[str, Any]) -> dict[str, Any]:
+    return {"run_id": run_id, "owner": owner, "checkpoint_step": step, "state": storable_text(state)}
+
+
+def _intent_values(run_id: str, owner: str, step: int, intents: Sequence[CallIntent]) -> dict[str, Any]:
     values: dict[str, Any] = {"run_id": run_id, "owner": owner, "step": step}
     for n, intent in enumerate(intents):
         values |= {f"id_{n}": intent.id, f"tool_{n}": intent.tool, f"signature_{n}": intent.signature}
         values[f"arguments_{n}"] = storable(intent.arguments)
-    return await rows_changed(session, _intents_insert(_is_sqlite(session), len(intents)), values) == len(intents)
+    return values
 
 
 # The two statements of every journaled step, built once (per dialect, and per number of calls): building them
@@ -126,8 +156,12 @@ async def write_intents(
 
 @functools.cache
 def _checkpoint_upsert(sqlite: bool) -> Any:
+    # The state comes as JSON text (`storable_text`): PostgreSQL parses it, SQLite keeps it as it is.
+    state: Any = bindparam("state", type_=Text)
     source = select(
-        bindparam("run_id", type_=String), bindparam("step", type_=Integer), bindparam("state", type_=Json)
+        bindparam("run_id", type_=String),
+        bindparam("checkpoint_step", type_=Integer),
+        state if sqlite else cast_as(state, JSONB),
     ).where(_held())
     insert = sqlite_insert if sqlite else pg_insert
     statement = insert(cast(Table, RunCheckpoint.__table__)).from_select(["run_id", "step", "state"], source)
@@ -135,6 +169,13 @@ def _checkpoint_upsert(sqlite: bool) -> Any:
         index_elements=[RunCheckpoint.run_id],
         set_={"step": statement.excluded.step, "state": statement.excluded.state, "saved_at": func.now()},
     )
+
+
+@functools.cache
+def _checkpoint_and_intents(count: int) -> Any:
+    """PostgreSQL: the checkpoint's upsert as a CTE of the intents' insert (one round trip, one snapshot)."""
+    checkpoint = _checkpoint_upsert(False).returning(RunCheckpoint.run_id).cte("checkpoint")
+    return _intents_insert(False, count).add_cte(checkpoint)
 
 
 @functools.cache

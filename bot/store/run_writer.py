@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from agent import CallIntent, exception_line
 from bot.store.database import Database
 from bot.store.errors import StoreUnavailable
-from bot.store.journal import record_intents, save_checkpoint, write_checkpoint, write_intents
+from bot.store.journal import record_intents, save_checkpoint, write_checkpoint_and_intents, write_intents
 
 log = logging.getLogger(__name__)
 
@@ -89,9 +89,12 @@ class RunWriter:
         try:
             async with self._db.sessions() as session, session.begin():
                 await write(session)
-                if ready:
-                    held = unsaved is None or await write_checkpoint(session, self.run_id, self.owner_id, *unsaved)
-                    carries = held and await write_intents(session, self.run_id, self.owner_id, step, intents)
+                if ready and unsaved is not None:
+                    held = carries = await write_checkpoint_and_intents(
+                        session, self.run_id, self.owner_id, unsaved, step, intents
+                    )
+                elif ready:
+                    carries = await write_intents(session, self.run_id, self.owner_id, step, intents)
         except BaseException:
             if settled is not None and unsaved is not None:  # not written with the step after all: alone, now
                 alone = asyncio.ensure_future(self._save(before, *unsaved))

@@ -142,3 +142,14 @@ async def test_run_writer_a_fenced_process_writes_no_intent_with_its_step(db: Da
     assert await writer.intend(2, intents_of("c1"))
     saved = await saved_run(db, run_id)
     assert (saved.checkpoint, [i.id for i in saved.intents]) == ({"after": 1}, ["c1"])
+
+
+async def test_run_writer_a_checkpoint_is_stored_as_both_databases_accept_it(db: Database) -> None:
+    run_id = await running_run(db)
+    writer = RunWriter(db, run_id, ME, grace_s=LONG_GRACE_S)
+    assert writer.checkpoint(1, {"said": "a\x00b", "ratio": float("nan"), "plain": ["as it is", 1.5]})
+
+    assert await writer.intend(2, intents_of("c1"))  # after the checkpoint, written alone
+
+    saved = await saved_run(db, run_id)
+    assert saved.checkpoint == {"said": "a\ufffdb", "ratio": "NaN", "plain": ["as it is", 1.5]}
