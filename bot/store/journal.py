@@ -5,9 +5,10 @@ Every write is conditional on the writer still holding the run (`runs.owner`, st
 was cut off and taken for dead learns it lost the run at its next write, and records nothing more. Times are the
 database's (`now()`), never a process's own clock.
 
-Checkpoints and intents are each written in one place (`write_checkpoint`, `write_intents`), in the transaction
-their caller gives: the step's own, which the recorder writes for its `StepDecided` anyway, or one of their own
-(`save_checkpoint`, `record_intents`). `RunWriter` decides which, and keeps them in order.
+Checkpoints and intents are each written by one statement, built once (`_checkpoint_upsert`, `_intents_insert`;
+on PostgreSQL a step's pending checkpoint and its intents go as one, the first a CTE of the second), in the
+transaction their caller gives: the step's own, which the recorder writes for its `StepDecided` anyway, or one of
+their own (`save_checkpoint`, `record_intents`). `RunWriter` decides which, and keeps them in order.
 """
 
 from __future__ import annotations
