@@ -4,7 +4,9 @@ The engine calls its run's journal at two moments, and nothing else about persis
 
 - `checkpoint(snapshot)`: a step ended (its observations written back, or the plan made): the run as it stands.
 - `intend(step, calls)`: these calls are about to run. The intent is durable before any of them starts, so a run
-  resumed elsewhere knows which calls may have had their effect.
+  resumed elsewhere knows which calls may have had their effect. The step's `StepDecided` names them first
+  (`intended`): a store may record their intents in the same write as the step, and the journal then only
+  confirms they are there — `intend` returning is what lets the calls start, never the event.
 
 A run resumed from its last checkpoint (`Agent.take_over`) gets the intents of the step it was in, those with no
 result: a call whose tool is idempotent runs again; any other is fed back to the model as a failed observation,
@@ -67,7 +69,8 @@ class Journal(Protocol):
         """The run after a completed step; `JournalRefused` when this process may not go on with it."""
 
     async def intend(self, step: int, calls: Sequence[CallIntent]) -> None:
-        """These calls of `step` are about to run; `JournalRefused` when they must not."""
+        """These calls of `step` are about to run: on return their intents are in the store (written here, or
+        with the step's `StepDecided`); `JournalRefused` when they must not run."""
 
 
 @dataclass(frozen=True)

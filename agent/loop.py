@@ -358,7 +358,7 @@ class Agent:
         for step in range(first_step, self.config.limits.max_steps + 1):
             state.steps = step
             try:
-                decision = await self._decide(state, step)
+                decision, held = await self._decide(state, step)
             except BrainError as exc:
                 return Outcome.stop(TerminationReason.LLM_UNAVAILABLE, plain_text(str(exc)))
             if decision.kind is DecisionKind.GIVE_UP:
@@ -372,7 +372,7 @@ class Agent:
                 if stop is not None:
                     return stop
             else:
-                stop = await self._act(state, step, decision)
+                stop = await self._act(state, step, decision, held)
                 if stop is not None:
                     return stop
             if state.stalled_for(step) >= self.config.limits.no_progress_steps:
@@ -380,7 +380,9 @@ class Agent:
             await self._checkpoint(state)
         return Outcome.stop(TerminationReason.MAX_STEPS, str(self.config.limits.max_steps))
 
-    async def _decide(self, state: RunState, step: int) -> Decision:
+    async def _decide(self, state: RunState, step: int) -> tuple[Decision, list[HeldCall]]:
+        """The model's decision for `step`, and the calls of it a policy holds; the rest run, and a journaled
+        run's `StepDecided` names them (`intended`) so that their intents may be recorded with it."""
         tools = [self._executor.get(name) for name in self.tool_names if name not in state.disabled]
         specs = [tool.spec for tool in tools if tool is not None]
         if state.failed_calls or state.rejected_drafts:  # something to give up on: offer seed 003's give_up
@@ -395,6 +397,10 @@ class Agent:
         state.count_llm(decision.usage.total)
         await self._note_llm_retries(state, decision.retry_notes)
         decision = state.with_unique_call_ids(plain_decision(decision), step)
+        held = self._policies.held(
+            decision.tool_calls, approved=state.approved, unnamed=self._executor.toolbox.hold_reason
+        )
+        intended = [call.id for call in _runnable(decision, held)] if state.journal is not None else []
         await self._emit(
             state,
             StepDecided(
@@ -403,13 +409,14 @@ class Agent:
                 decision=decision.kind,
                 thought=decision.thought,
                 tool_calls=list(decision.tool_calls),
+                intended=intended,
                 text=decision.text,
                 prompt_tokens=decision.usage.prompt_tokens,
                 completion_tokens=decision.usage.completion_tokens,
                 latency_ms=int((time.perf_counter() - started) * 1000),
             ),
         )
-        return decision
+        return decision, held
 
     async def _note_llm_retries(self, state: RunState, notes: Sequence[RetryNote]) -> None:
         for note in notes:
@@ -431,7 +438,7 @@ class Agent:
         reason = state.detector.observe_step([outcome])
         return Outcome.stop(reason, "the model's replies could not be used") if reason else None
 
-    async def _act(self, state: RunState, step: int, decision: Decision) -> Outcome | None:
+    async def _act(self, state: RunState, step: int, decision: Decision, held: list[HeldCall]) -> Outcome | None:
         async def on_retry(call: ToolCallRequest, attempt: int, obs: Observation, delay: float) -> None:
             await self._emit(
                 state,
@@ -446,10 +453,7 @@ class Agent:
                 ),
             )
 
-        held = self._policies.held(
-            decision.tool_calls, approved=state.approved, unnamed=self._executor.toolbox.hold_reason
-        )
-        runnable = [call for call in decision.tool_calls if call.id not in {h.id for h in held}]
+        runnable = _runnable(decision, held)
         if runnable:
             await self._intend(state, step, runnable)
         batch = (
@@ -591,7 +595,8 @@ class Agent:
             await state.journal.checkpoint(state.snapshot())
 
     async def _intend(self, state: RunState, step: int, calls: Sequence[ToolCallRequest]) -> None:
-        """The calls about to run are recorded first; a call that cannot be recorded is not made."""
+        """The calls about to run are recorded first (or, named by the step's `StepDecided`, were recorded with
+        it: the journal confirms they are in the store); a call that cannot be recorded is not made."""
         if state.journal is not None and calls:
             await state.journal.intend(step, [CallIntent.of(call) for call in calls])
 
@@ -604,6 +609,12 @@ class Agent:
             reason = exception_line(exc)
             log.error("recording %s of run %s failed; the run continues: %s", event.kind, state.run_id, reason)
             log.debug("recording failure of run %s", state.run_id, exc_info=True)
+
+
+def _runnable(decision: Decision, held: Sequence[HeldCall]) -> list[ToolCallRequest]:
+    """The calls of a decision that run now: those no policy holds."""
+    ids = {call.id for call in held}
+    return [call for call in decision.tool_calls if call.id not in ids]
 
 
 async def _unless_stopped(work: Coroutine[Any, Any, Outcome], stop: StopRequest) -> Outcome:

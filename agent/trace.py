@@ -60,6 +60,9 @@ class StepDecided(_Event):
     decision: DecisionKind
     thought: str = ""
     tool_calls: list[ToolCallRequest] = Field(default_factory=list)  # as the model asked (ids made unique)
+    # The ids of the calls that run now (a policy holds none of them), for a journaled run only: a store that
+    # records their intents with the step itself saves the run's journal a write (`Journal.intend`).
+    intended: list[str] = Field(default_factory=list)
     text: str = ""
     prompt_tokens: int = 0
     completion_tokens: int = 0

@@ -65,7 +65,7 @@ class JobsConfig(_Section):
     """`jobs:` — the timed jobs (announce, remind, expire, purge)."""
 
     interval_s: float = Field(60, gt=0)  # how often each job looks for work; its lease lasts one interval
-    retention_days: float = Field(30, gt=0)  # raw tool payloads older than this are purged
+    retention_days: float = Field(30, gt=0)  # raw tool payloads (snapshots, call intents) older than this are purged
 
 
 DEFAULT_SHUTDOWN_GRACE_S = 10.0

@@ -274,7 +274,7 @@ class RunService:
         may not go on with it (it stops, recording nothing more)."""
         journal = RunJournal(self._db, run_id, self.owner) if run_id is not None else None
         async with self.owner.holding():
-            recorder = FanoutRecorder(self._recorder(origin), *self._watchers, *watchers)
+            recorder = FanoutRecorder(self._recorder(origin, journal), *self._watchers, *watchers)
             if run_id is not None and stop is not None:
                 await self._stop_if_requested(run_id, stop)
             result = await self._agent.run(
@@ -308,7 +308,7 @@ class RunService:
         interrupted = Interrupted(snapshot, tuple(saved.intents), self.owner.id, saved.spent_s)
         journal = RunJournal(self._db, run_id, self.owner)
         async with self.owner.holding():
-            recorder = FanoutRecorder(self._recorder(ask.origin), *self._watchers, *watchers)
+            recorder = FanoutRecorder(self._recorder(ask.origin, journal), *self._watchers, *watchers)
             if stop is not None:
                 await self._stop_if_requested(run_id, stop)
             result = await self._agent.take_over(interrupted, recorder=recorder, journal=journal, stop=stop)
@@ -483,8 +483,10 @@ class RunService:
         if run_id in requested:
             stop.stop(requested[run_id])
 
-    def _recorder(self, origin: RunOrigin) -> StoreRecorder:
-        return StoreRecorder(self._db, origin, owner=self.owner.id, pending=self.owner.pending)
+    def _recorder(self, origin: RunOrigin, journal: RunJournal | None = None) -> StoreRecorder:
+        """The store's recorder of one run; a journaled run's steps carry their calls' intents."""
+        writer = journal.writer if journal is not None else None
+        return StoreRecorder(self._db, origin, owner=self.owner.id, pending=self.owner.pending, writer=writer)
 
     async def _after_run(self, result: RunResult) -> None:
         if result.status is not RunStatus.AWAITING_REVIEW:
@@ -680,7 +682,7 @@ class RunService:
         return handled
 
     async def purge(self, now: datetime) -> int:
-        """Drop raw tool payloads and resumable snapshots older than `jobs.retention_days`."""
+        """Drop raw tool payloads, resumable snapshots and ended runs' call intents older than `jobs.retention_days`."""
         return await purge(self._db, now=now, retention_days=self.jobs.retention_days)
 
     async def recover(self, now: datetime | None = None) -> int:

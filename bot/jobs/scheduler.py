@@ -1,7 +1,8 @@
 """Jobs: the timed jobs on APScheduler, each tick guarded by its lease so one replica runs each job.
 
 Every `jobs.interval_s` each job ticks: claim its lease → run its sweep with `now = clock()` → release the
-lease with the outcome. A sweep that raises is logged in one line and released with the error; it stops
+lease with the outcome. The lease is timed by the database's clock, so replicas whose clocks disagree still run
+each job once per interval. A sweep that raises is logged in one line and released with the error; it stops
 neither the other jobs nor the scheduler. `run_due` does one pass of every job through the same path, for
 tests and the command line.
 """
@@ -18,6 +19,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from agent import exception_line
 from bot.core import JobsConfig, RunService
+from bot.core.owner import local_clock
 from bot.jobs.sweeps import SWEEPS, Sweep
 from bot.store import Database
 from bot.store.leases import claim, release
@@ -48,7 +50,10 @@ class Jobs:
         self._db = db
         self._service = service
         self._config = config or JobsConfig()
-        self._clock = clock or (lambda: datetime.now(UTC))
+        # The sweeps' time. An injected clock (tests) times the leases too; by default they take the database's
+        # clock, so replicas whose clocks disagree still run each job once per interval.
+        self._injected = clock
+        self._clock = clock or local_clock()
         self.owner = owner or service.owner.id  # one id per process: the one its runs are held under
         # How long a tick may hold its job's lease: one interval by default, when the next tick comes anyway.
         # Its sweep is cut off there, so a lease outlives no sweep, and a replica that dies (or loses the
@@ -117,10 +122,11 @@ class Jobs:
 
     async def _run(self, name: str, now: datetime | None) -> int | None:
         started = now or self._clock()
+        leased_at = started if now is not None or self._injected is not None else None  # None: the database's
         due_after_s = self._config.interval_s * (1 - DUE_TOLERANCE)
         try:
             claimed = await claim(
-                self._db, name, self.owner, now=started, interval_s=due_after_s, lease_s=self._lease_s
+                self._db, name, self.owner, now=leased_at, interval_s=due_after_s, lease_s=self._lease_s
             )
         except Exception as exc:
             log.warning("timed job %s: could not claim its lease: %s", name, exception_line(exc))
@@ -146,10 +152,17 @@ class Jobs:
         await self._release(name, now, outcome)
         return handled
 
+    def _lease_time(self, now: datetime | None) -> datetime | None:
+        """A lease's time: the tick's own when it was given one, or the injected clock's (tests); else None, the
+        database's clock."""
+        if now is not None:
+            return now
+        return self._injected() if self._injected is not None else None
+
     async def _release(self, name: str, now: datetime | None, outcome: str) -> None:
         try:
             released = await release(
-                self._db, name, self.owner, now=now or self._clock(), outcome=outcome[:MAX_OUTCOME_CHARS]
+                self._db, name, self.owner, now=self._lease_time(now), outcome=outcome[:MAX_OUTCOME_CHARS]
             )
         except Exception as exc:  # the lease runs out by itself
             log.warning("timed job %s: could not release its lease: %s", name, exception_line(exc))

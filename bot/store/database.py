@@ -12,12 +12,13 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar, cast
 
 import platformdirs
-from sqlalchemy import event
+from sqlalchemy import event, func
 from sqlalchemy.engine import URL, CursorResult, make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
@@ -181,7 +182,16 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
-async def rows_changed(session: AsyncSession, statement: Executable) -> int:
-    """Run an UPDATE or DELETE; how many rows it changed (a conditional UPDATE claims when this is 1)."""
-    result = cast(CursorResult[Any], await session.execute(statement))
+def moment(db: Database, now: datetime | None) -> Any:
+    """A time to write or compare in SQL: `now` when given (tests), else the database's clock (`now()`), which
+    every replica shares whatever its own clock says (SQLite, one machine's store, takes this process's)."""
+    if now is not None:
+        return now
+    return datetime.now(UTC) if db.is_sqlite else func.now()
+
+
+async def rows_changed(session: AsyncSession, statement: Executable, values: dict[str, Any] | None = None) -> int:
+    """Run an UPDATE or DELETE (with its parameters' `values`); how many rows it changed (a conditional UPDATE
+    claims when this is 1)."""
+    result = cast(CursorResult[Any], await session.execute(statement, values))
     return result.rowcount

@@ -8,6 +8,9 @@ a crashed replica). Its own holder may always take it again: a connection that d
 release was committed leaves the lease held by a process that does not know it, and that process must not
 be locked out of its own job. The lease only saves work: what each job does to an item is itself a
 conditional claim, so a sweep that outlives its lease still never handles an item twice.
+
+Times are the database's (`now()`) unless a caller gives its own (tests): replicas whose clocks disagree still
+agree on when a job is due and when a lease ran out.
 """
 
 from __future__ import annotations
@@ -18,14 +21,17 @@ from sqlalchemy import or_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from bot.store.database import Database, rows_changed
+from bot.store.database import Database, moment, rows_changed
 from bot.store.models import JobLease
 
 
-async def claim(db: Database, name: str, owner: str, *, now: datetime, interval_s: float, lease_s: float) -> bool:
+async def claim(
+    db: Database, name: str, owner: str, *, now: datetime | None, interval_s: float, lease_s: float
+) -> bool:
     """Take the lease of job `name` until `now + lease_s` if the job is due and the lease is free, ran out, or
-    is `owner`'s own already; True when taken."""
+    is `owner`'s own already; True when taken (`now` None: the database's clock)."""
     insert = sqlite_insert if db.is_sqlite else pg_insert
+    at = moment(db, now)
     async with db.sessions() as session, session.begin():
         # Two replicas may create the row at once: the second insert does nothing.
         await session.execute(insert(JobLease).values(name=name, runs=0).on_conflict_do_nothing())
@@ -34,16 +40,16 @@ async def claim(db: Database, name: str, owner: str, *, now: datetime, interval_
             update(JobLease)
             .where(
                 JobLease.name == name,
-                or_(JobLease.lease_until.is_(None), JobLease.lease_until <= now, JobLease.owner == owner),
+                or_(JobLease.lease_until.is_(None), JobLease.lease_until <= at, JobLease.owner == owner),
                 or_(
                     JobLease.last_started_at.is_(None),
-                    JobLease.last_started_at <= now - timedelta(seconds=interval_s),
+                    JobLease.last_started_at <= at - timedelta(seconds=interval_s),
                 ),
             )
             .values(
                 owner=owner,
-                lease_until=now + timedelta(seconds=lease_s),
-                last_started_at=now,
+                lease_until=at + timedelta(seconds=lease_s),
+                last_started_at=at,
                 runs=JobLease.runs + 1,
             )
             .execution_options(synchronize_session=False),
@@ -51,14 +57,15 @@ async def claim(db: Database, name: str, owner: str, *, now: datetime, interval_
     return claimed == 1
 
 
-async def release(db: Database, name: str, owner: str, *, now: datetime, outcome: str) -> bool:
-    """Give the lease back with how the run went; False when `owner` no longer holds it (taken over)."""
+async def release(db: Database, name: str, owner: str, *, now: datetime | None, outcome: str) -> bool:
+    """Give the lease back with how the run went; False when `owner` no longer holds it (taken over). `now`
+    None: the database's clock."""
     async with db.sessions() as session, session.begin():
         released = await rows_changed(
             session,
             update(JobLease)
             .where(JobLease.name == name, JobLease.owner == owner, JobLease.lease_until.is_not(None))
-            .values(lease_until=None, last_finished_at=now, last_outcome=outcome)
+            .values(lease_until=None, last_finished_at=moment(db, now), last_outcome=outcome)
             .execution_options(synchronize_session=False),
         )
     return released == 1

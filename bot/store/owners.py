@@ -18,7 +18,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from agent import RunStatus, TerminationReason
 from bot.store.audit import RECOVERER, audit
-from bot.store.database import Database, rows_changed
+from bot.store.database import Database, moment, rows_changed
 from bot.store.lifecycle import HELD
 from bot.store.models import OwnerRecord, Run, RunCheckpoint, Step, ToolCallRecord
 from bot.store.records import ShownEnd, StoredRun
@@ -32,7 +32,7 @@ async def beat(db: Database, owner: str, *, host: str, pid: int, now: datetime |
     `now` None: the database's clock (`now()`), so that replicas whose clocks disagree still agree on every hold
     (SQLite, one machine's store, takes this process's clock)."""
     insert = sqlite_insert if db.is_sqlite else pg_insert
-    at: Any = now if now is not None else (datetime.now(UTC) if db.is_sqlite else func.now())
+    at = moment(db, now)
     until = at + timedelta(seconds=hold_s)
     statement = (
         insert(OwnerRecord)
@@ -50,7 +50,7 @@ async def beat(db: Database, owner: str, *, host: str, pid: int, now: datetime |
 async def stop(db: Database, owner: str, *, now: datetime | None) -> None:
     """`owner` holds nothing any more: whatever it left queued or running is an orphan at once (`now` None: the
     database's clock)."""
-    at: Any = now if now is not None else (datetime.now(UTC) if db.is_sqlite else func.now())
+    at = moment(db, now)
     async with db.sessions() as session, session.begin():
         await session.execute(update(OwnerRecord).where(OwnerRecord.id == owner).values(stopped_at=at, expires_at=at))
 

@@ -1,7 +1,9 @@
 """StoreRecorder: the engine's Recorder, persisting each trace event as it happens.
 
 One short transaction per event, so a process killed mid-run leaves the run `running` with every step
-written so far. Raw tool results are size-capped; NUL characters (which PostgreSQL refuses) are replaced.
+written so far. A journaled run's step carries the intents of the calls it is about to make (`StepDecided`'s
+`intended`) in the same transaction: the journal then has nothing left to write before they start. Raw tool
+results are size-capped; NUL characters (which PostgreSQL refuses) are replaced.
 A run's end the database cannot take is kept by its owner (`PendingEnds`) and written once it can.
 """
 
@@ -16,6 +18,7 @@ from sqlalchemy import ColumnElement, and_, delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent import (
+    CallIntent,
     CritiqueVerdictMade,
     DoneItemTicked,
     FinalRejected,
@@ -33,7 +36,6 @@ from agent import (
     ToolCallFinished,
     ToolCallRequest,
     TraceEvent,
-    plain_json,
 )
 from bot.store.audit import ENGINE, audit
 from bot.store.database import Database, rows_changed
@@ -41,6 +43,8 @@ from bot.store.lifecycle import FROM, Change
 from bot.store.models import EscalationRecord, Run, RunCheckpoint, Step, ToolCallRecord, Verdict
 from bot.store.pending import OUTAGES, PendingEnds
 from bot.store.records import RunOrigin
+from bot.store.run_writer import RunWriter
+from bot.store.storable import storable
 from bot.store.vocabulary import AuditAction, EscalationKind, VerdictKind, VerdictStage
 
 log = logging.getLogger(__name__)
@@ -49,21 +53,6 @@ DEFAULT_RAW_CAP_BYTES = 256 * 1024
 DEFAULT_WRITE_TIMEOUT_S = 5.0
 # Kept in the rows of other events (a tool call's attempts, the run's counters): no transaction for these.
 _NOTHING_TO_WRITE = (RetryScheduled, LLMRetry, LLMCallFinished)
-
-
-def storable(value: Any) -> Any:
-    """Plain JSON without NaN, Infinity or NUL characters: what both databases accept."""
-    return _no_nul(plain_json(value))
-
-
-def _no_nul(value: Any) -> Any:
-    if isinstance(value, str):
-        return value.replace("\x00", "\ufffd")
-    if isinstance(value, list):
-        return [_no_nul(v) for v in value]
-    if isinstance(value, dict):
-        return {_no_nul(k): _no_nul(v) for k, v in value.items()}
-    return value
 
 
 def capped_raw(raw: Any, cap_bytes: int) -> tuple[Any, int, bool]:
@@ -86,7 +75,9 @@ class StoreRecorder:
     """Implements `agent.Recorder` on the database.
 
     With an `owner`, the runs it records are held by that process (`runs.owner`); with `pending`, a run's end
-    the database could not take is kept there and written when it can (else it is lost, as any other event).
+    the database could not take is kept there and written when it can (else it is lost, as any other event);
+    with a `writer` (a journaled run's `RunWriter`), the steps of that run that make calls are written with the
+    run's pending checkpoint and their calls' intents, in one transaction.
     """
 
     def __init__(
@@ -98,8 +89,10 @@ class StoreRecorder:
         write_timeout_s: float = DEFAULT_WRITE_TIMEOUT_S,
         owner: str | None = None,
         pending: PendingEnds | None = None,
+        writer: RunWriter | None = None,
     ) -> None:
         self._db = db
+        self._writer = writer
         self._origin = origin
         self._owner = owner
         self._pending = pending
@@ -143,6 +136,12 @@ class StoreRecorder:
         self._broken.discard(event.run_id)
 
     async def _write_in_transaction(self, event: TraceEvent) -> None:
+        writer = self._writer
+        if isinstance(event, StepDecided) and event.intended and writer is not None and event.run_id == writer.run_id:
+            intended = set(event.intended)
+            intents = [CallIntent.of(call) for call in event.tool_calls if call.id in intended]
+            await writer.write_step(lambda session: self._write(session, event), event.step, intents)
+            return
         async with self._db.sessions() as session, session.begin():
             await self._write(session, event)
 

@@ -21,6 +21,7 @@ from agent import (
     RunSnapshot,
     RunStatus,
     RunTakenOver,
+    StepDecided,
     TerminationReason,
 )
 from tests.agent.toolbox import ScriptedTool, make_agent, replay
@@ -181,3 +182,24 @@ async def test_a_run_taken_over_keeps_the_time_it_already_spent() -> None:
     result = await agent.take_over(journal.interrupted(spent_s=30), journal=journal)
 
     assert result.termination_reason is TerminationReason.RUN_TIMEOUT
+
+
+async def test_a_journaled_step_names_the_calls_it_makes_now_and_not_those_a_policy_holds() -> None:
+    tool = ScriptedTool("get_weather", [WEATHER, WEATHER])
+    config: dict[str, Any] = {
+        "tools": [{"builtin": "get_weather"}],
+        "policies": [{"tool": "get_weather", "hold_when": [{"argument": "city", "equals": "Lyon"}]}],
+    }
+    calls = [{"tool": "get_weather", "args": {"city": "Paris"}}, {"tool": "get_weather", "args": {"city": "Lyon"}}]
+    for journal in (Journal(), None):
+        agent, recorder = make_agent(replay([{"calls": calls}, {"final": FINAL}]), [tool], config=config)
+        await agent.run(QUESTION, run_id="r1", journal=journal)
+
+        [step] = recorder.of(StepDecided)
+        paris, lyon = step.tool_calls
+        assert (paris.arguments, lyon.arguments) == ({"city": "Paris"}, {"city": "Lyon"})
+        if journal is None:
+            assert step.intended == []  # nothing is journaled: no intent to record with the step
+        else:
+            assert step.intended == [paris.id]  # Lyon is held for a person: it does not run now
+            assert [(s, intent.id) for s, intent in journal.intents] == [(1, paris.id)]

@@ -235,3 +235,17 @@ async def test_jobs_a_lease_whose_release_the_database_lost_is_taken_again_by_it
             await through_proxy.aclose()
     lease = await lease_row(db, "slow")
     assert (lease.owner, lease.runs, lease.lease_until, lease.last_outcome) == ("replica-1", 2, None, "ok: 0 handled")
+
+
+async def test_jobs_a_replica_whose_clock_runs_ten_minutes_ahead_does_not_run_a_job_again_early(
+    db: Database, replica: MakeReplica, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    one = jobs_of(replica(), RecordingNotifier(), CONFIG, owner="replica-1", sweeps={"remind": remind})
+    monkeypatch.setenv("PARLEY_CLOCK_OFFSET_S", "600")
+    ahead = jobs_of(replica(), RecordingNotifier(), CONFIG, owner="replica-2", sweeps={"remind": remind})
+
+    assert await one.run_due() == {"remind": 0}
+    assert await ahead.run_due() == {"remind": None}  # due again by its own clock, not by the database's
+
+    lease = await lease_row(db, "remind")
+    assert (lease.owner, lease.runs, lease.lease_until) == ("replica-1", 1, None)

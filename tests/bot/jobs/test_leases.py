@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from bot.store import Database
 from bot.store.leases import claim, release
+from bot.store.owners import database_now
 from tests.bot.jobs.rows import T0, MakeReplica, lease_row
 
 INTERVAL_S = 60.0
@@ -94,3 +95,19 @@ async def test_lease_its_own_holder_takes_again_while_others_wait_for_it_to_run_
         due,
         due + timedelta(seconds=LEASE_S),
     )
+
+
+async def test_lease_times_are_the_databases_when_no_time_is_given(db: Database) -> None:
+    before = await database_now(db)
+    assert await claim(db, "purge", "a", now=None, interval_s=INTERVAL_S, lease_s=LEASE_S)
+    assert await release(db, "purge", "a", now=None, outcome="ok: 0 handled")
+    after = await database_now(db)
+
+    lease = await lease_row(db, "purge")
+    assert before <= lease.last_started_at <= lease.last_finished_at <= after
+    assert lease.lease_until is None
+    # Due again only when the database's clock says so: now=None never asks this process's clock.
+    assert not await claim(db, "purge", "b", now=None, interval_s=INTERVAL_S, lease_s=LEASE_S)
+    assert await claim(db, "purge", "b", now=None, interval_s=0.0, lease_s=LEASE_S)
+    lease = await lease_row(db, "purge")
+    assert lease.owner == "b" and lease.lease_until - lease.last_started_at == timedelta(seconds=LEASE_S)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
+from sqlalchemy import select
+
 from bot.store import Database
-from bot.store.models import AuditEvent, EscalationRecord, Run, ToolCallRecord, Verdict
+from bot.store.models import AuditEvent, CallIntentRecord, EscalationRecord, Run, ToolCallRecord, Verdict
 from bot.store.retention import PURGE_BATCH
 from tests.bot.jobs.rows import (
     T0,
@@ -158,6 +160,36 @@ async def test_purge_drops_old_payloads_and_snapshots_and_nothing_that_was_decid
 
     assert await service(db, notifier).purge(now + SECOND) == 0
     assert len(await audit(db, "payloads_purged")) == 1  # nothing purged: no event
+
+
+async def test_purge_deletes_old_call_intents_of_ended_runs_only(db: Database) -> None:
+    now = T0 + timedelta(days=40)
+    cutoff = now - timedelta(days=30)
+    ended = await add_run(db, status="degraded", started_at=T0, finished_at=T0)
+    running = await add_run(db, status="running", started_at=T0)  # a run this old resumes from them, if ever
+    queued = await add_run(db, status="queued")
+    async with db.sessions() as session, session.begin():
+        session.add_all(
+            CallIntentRecord(
+                run_id=run_id, tool_call_id=call, step=1, tool="book_table", signature="s", arguments={}, started_at=at
+            )
+            for run_id, call, at in [
+                (ended, "old_1", T0),
+                (ended, "old_2", T0),
+                (ended, "recent", cutoff + SECOND),
+                (running, "old_running", T0),
+                (queued, "old_queued", T0),
+            ]
+        )
+
+    assert await service(db, RecordingNotifier()).purge(now) == 2
+
+    async with db.sessions() as session:
+        kept = (await session.scalars(select(CallIntentRecord.tool_call_id).order_by("tool_call_id"))).all()
+    assert kept == ["old_queued", "old_running", "recent"]
+    [event] = await audit(db, "payloads_purged")
+    assert (event.detail["tool_calls"], event.detail["snapshots"], event.detail["call_intents"]) == (0, 0, 2)
+    assert await service(db, RecordingNotifier()).purge(now + SECOND) == 0
 
 
 async def test_purge_works_through_more_payloads_than_one_batch(db: Database) -> None:
