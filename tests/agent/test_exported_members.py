@@ -20,3 +20,23 @@ def test_exported_members_bot_uses_only_the_public_surface():
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("agent."):
                 offenders.append(f"{path.name}: from {node.module}")
     assert offenders == []
+
+
+def test_exported_members_load_from_the_modules_the_type_checker_reads():
+    """`agent` loads each name when first used, from `_MODULES`; its imports for the type checker say the same."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(agent.__file__).read_text(encoding="utf-8"))
+    [checked] = [
+        node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "_typing.TYPE_CHECKING"
+    ]
+    imported = {
+        node.module: tuple(alias.name for alias in node.names)
+        for node in checked.body
+        if isinstance(node, ast.ImportFrom) and node.module
+    }
+    assert imported == agent._MODULES
+    for module, names in agent._MODULES.items():
+        for name in names:
+            assert getattr(agent, name) is getattr(__import__(module, fromlist=[name]), name)
