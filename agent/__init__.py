@@ -7,8 +7,9 @@ Each name is loaded from its module when first used (PEP 562): a front end that 
 not pay for the fact-checker, nor one without MCP servers for the MCP SDK.
 """
 
-import importlib as _importlib
 import typing as _typing
+
+from agent.exports import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:  # what the type checker reads; at run time each name is loaded from `_MODULES`
     from agent.backoff import Backoff, parse_retry_after
@@ -279,19 +280,5 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ),
     "agent.wording": ("REPLAY_NOTICE",),
 }
-_HOMES = {name: module for module, names in _MODULES.items() for name in names}
-
-
-if not _typing.TYPE_CHECKING:  # hidden from the type checker, which would take any misspelt name for this
-
-    def __getattr__(name: str) -> object:
-        home = _HOMES.get(name)
-        if home is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(_importlib.import_module(home), name)
-        globals()[name] = value  # found without this function from now on
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOMES})
+if not _typing.TYPE_CHECKING:  # hidden from the type checker, which would take any misspelt name for an export
+    __getattr__, __dir__ = _lazy_exports(__name__, _MODULES)
