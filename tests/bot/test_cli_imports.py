@@ -30,19 +30,21 @@ SERVING_ONLY = (
     "prometheus_client",
     "opentelemetry",
 )
+# The engine's loop and fact-checker: what runs a question, which browsing the history has no use for.
+ENGINE = ("agent.loop", "agent.grounding.checker", "bot.assembly")
 LOADED = """
 import json, sys
-print(json.dumps(sorted({name.split(".")[0] for name in sys.modules} & set(json.loads(sys.argv[1])))))
+print(json.dumps(sorted(set(sys.modules) & set(json.loads(sys.argv[1])))))
 """
 
 
-def loaded_after(code: str, tmp_path: Path) -> set[str]:
-    """Which of SERVING_ONLY a fresh interpreter has loaded after running `code`."""
+def loaded_after(code: str, tmp_path: Path, watched: tuple[str, ...] = SERVING_ONLY) -> set[str]:
+    """Which of the `watched` modules a fresh interpreter has loaded after running `code`."""
     environ = {name: value for name, value in os.environ.items() if not name.startswith(("PARLEY_", "SLACK_"))}
     environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), environ.get("PYTHONPATH")]))
     environ["XDG_DATA_HOME"] = str(tmp_path)  # the default store, created on first use, is the test's own
     done = subprocess.run(
-        [sys.executable, "-c", code + LOADED, json.dumps(SERVING_ONLY)],
+        [sys.executable, "-c", code + LOADED, json.dumps(watched)],
         cwd=tmp_path,
         env=environ,
         capture_output=True,
@@ -61,12 +63,19 @@ def test_cli_commands_other_than_serve_load_nothing_of_serving(tmp_path: Path) -
     assert loaded_after(code, tmp_path) == set()
 
 
+def test_cli_history_and_review_list_load_no_engine(tmp_path: Path) -> None:
+    """`parley runs`, `review list` and `db` read and write the store: the loop and the checker stay out."""
+    code = "from bot.cli import parser\nfor command in ['runs', 'review', 'db']:\n    parser([command])\n"
+
+    assert loaded_after(code, tmp_path, ENGINE) == set()
+
+
 def test_cli_ask_runs_a_question_without_loading_anything_of_serving(tmp_path: Path) -> None:
     """The whole run (configuration, tools without MCP servers, the engine, the store), not only the imports."""
     argv = ["ask", "--replay", str(DEMO_A), ZEPHYR, "--quiet"]
     code = f"from bot.cli import main\nassert main({argv!r}) == 0\n"
 
-    assert loaded_after(code, tmp_path) == set()
+    assert loaded_after(code, tmp_path, SERVING_ONLY + ENGINE) == set(ENGINE)  # the engine, and nothing of serving
 
 
 def test_cli_serve_loads_slack_and_the_web_server(tmp_path: Path) -> None:
