@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -54,18 +55,18 @@ from bot.core import (
     RunService,
     StoreUnavailable,
 )
-from bot.jobs import Jobs, RecoveryLoop
-from bot.metrics import Metrics, Vocabulary
 from bot.settings import Settings
-from bot.slack.app import SlackBot
-from bot.slack.client import slack_app, slack_client
-from bot.slack.gateway import SlackGateway
-from bot.slack.reply.thread import SlackReplies
 from bot.slack.reply.throttle import DEFAULT_MIN_INTERVAL_S
-from bot.slack.review.notifier import SlackNotifier
-from bot.spans import SpanRecorder, Tracer
 from bot.store import Database, check_reachable
 from bot.suggested_prompts import AssistantConfig, prompt_set
+
+# What only `parley serve` (or the command line with Slack configured) uses is imported where it is built, so that
+# `parley ask`, `review` and `demo` start without loading Slack's SDKs, aiohttp, the scheduler and the exporters.
+if TYPE_CHECKING:
+    from bot.jobs import Jobs, RecoveryLoop
+    from bot.metrics import Metrics
+    from bot.slack.app import SlackBot
+    from bot.spans import Tracer
 
 log = logging.getLogger(__name__)
 
@@ -168,6 +169,10 @@ def command_line_notifier(settings: Settings, loaded: LoadedConfig) -> Notifier:
     """With Slack configured, what the command line decides shows there too (reviewer message, thread)."""
     if settings.slack_bot_token is None:
         return LogNotifier()
+    from bot.slack.client import slack_client
+    from bot.slack.gateway import SlackGateway
+    from bot.slack.review.notifier import SlackNotifier
+
     channel = settings.review_channel or loaded.review.channel
     return SlackNotifier(SlackGateway(slack_client(settings)), loaded.review, channel=channel)
 
@@ -293,6 +298,15 @@ def build_runtime(
     threads (or, with Slack off, tells the log and answers nowhere), every run is counted for GET /metrics (and
     traced as OpenTelemetry spans when a `tracer` is given). The assistant pane suggests the `assistant`
     prompts, or ones drawn from the agent's tools. `run_jobs`: the timed jobs and recovery run here too."""
+    from bot.jobs import Jobs, RecoveryLoop
+    from bot.metrics import Metrics, Vocabulary
+    from bot.slack.app import SlackBot
+    from bot.slack.client import slack_app
+    from bot.slack.gateway import SlackGateway
+    from bot.slack.reply.thread import SlackReplies
+    from bot.slack.review.notifier import SlackNotifier
+    from bot.spans import SpanRecorder
+
     review = review or ReviewConfig()
     ownership = ownership or OwnershipConfig()
     vocabulary = Vocabulary(agent.tool_names, agent.error_codes)

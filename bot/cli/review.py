@@ -13,11 +13,10 @@ import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from agent import Agent, Recorder, shorten
+from agent import shorten
 from bot.age import age
-from bot.assembly import build_brain, command_line_notifier, open_agent
 from bot.cli.progress import ConsoleProgress
 from bot.cli.render import render_result
 from bot.cli.usage import UsageError
@@ -37,6 +36,9 @@ from bot.core import (
 )
 from bot.settings import Settings
 from bot.store import Database, StorePins, open_store
+
+if TYPE_CHECKING:
+    from agent import Agent, Recorder
 
 CLI_OPERATOR = "cli"  # the actor recorded for `parley review …` (trusted: the operator runs the process)
 EXIT_OK = 0
@@ -97,6 +99,10 @@ async def run(args: argparse.Namespace, settings: Settings) -> int:
         escalation, run = found.escalation, found.run
         if not escalation.pending:
             return already_decided(escalation)
+        # Deciding builds from the assembly (the engine, Slack when configured); listing, the frequent command,
+        # starts without loading them.
+        from bot.assembly import command_line_notifier
+
         notifier = command_line_notifier(settings, loaded)
         if args.review_command == "reject":
             assert reason
@@ -224,6 +230,8 @@ async def _approve_held(
             f"run {short} holds tool calls: approving runs them and the run answers itself (--answer is for "
             "escalations without held calls)"
         )
+    from bot.assembly import build_brain, open_agent
+
     brain = build_brain(settings, loaded.agent, replay=args.replay, question=run.question)
     async with open_agent(settings, loaded, brain, pins=StorePins(db)) as agent:
         runs = RunService(db, notifier, agent)

@@ -18,11 +18,11 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from agent import (
-    Agent,
     Exchange,
     FanoutRecorder,
     Interrupted,
@@ -67,6 +67,9 @@ from bot.store.retention import purge
 from bot.store.runs import end_run, enqueue, enqueue_retry, load_run, set_reply_ts, thread_history, thread_is_ours
 from bot.store.vocabulary import AuditAction
 from bot.wording import NOT_STARTED_DATABASE_UNAVAILABLE, NOT_TAKEN_DATABASE_UNAVAILABLE, InThread
+
+if TYPE_CHECKING:  # the engine's loop is loaded by whoever builds the agent: `parley runs` needs the core, not it
+    from agent import Agent
 
 log = logging.getLogger(__name__)
 

@@ -11,6 +11,7 @@ description of `lookup_order` (a "rug pull"); CRM_VARIANT=without_notes, which h
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 from dataclasses import dataclass
@@ -126,6 +127,7 @@ class CrmHttpServer:
         self._app = build(variant, ledger).streamable_http_app()
         self._server: Any = None
         self._task: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()  # ends a hang: the test is over, uvicorn waits for every handler
 
     async def __aenter__(self) -> CrmHttpServer:
         import uvicorn
@@ -140,6 +142,7 @@ class CrmHttpServer:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        self._stopping.set()
         self._server.should_exit = True
         assert self._task is not None
         await self._task
@@ -160,7 +163,8 @@ class CrmHttpServer:
             more = message.get("more_body", False)
         affected = not self.gate.only_calls or b'"tools/call"' in body
         if affected and self.gate.hang_s:
-            await asyncio.sleep(self.gate.hang_s)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), self.gate.hang_s)
         if affected and (self.gate.status or self.gate.html):
             kind = b"text/html" if self.gate.html else b"application/json"
             payload = b"<!DOCTYPE html><html><body>Sign in</body></html>" if self.gate.html else b'{"detail":"no"}'

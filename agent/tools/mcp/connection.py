@@ -14,7 +14,6 @@ import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
-from enum import StrEnum
 from typing import Any, TextIO
 
 import httpx2
@@ -26,21 +25,14 @@ from mcp.types import CallToolResult, Tool
 from agent.backoff import Backoff
 from agent.config import McpSpec
 from agent.tools.mcp.failures import NotConnected, connection_lost, describe, leaf
+from agent.tools.mcp.state import DEFAULT_REFRESH_S, ServerState
 
 log = logging.getLogger(__name__)
 
-DEFAULT_REFRESH_S = 60.0  # how often a connected server's tools are listed again (drift is noticed then)
 RECONNECT = Backoff(base_s=0.5, max_s=30.0)  # a dead server is restarted at most every 30 s
 MAX_LISTING_PAGES = 20
 
 OnListing = Callable[[list[Tool]], Awaitable[None]]
-
-
-class ServerState(StrEnum):
-    CONNECTING = "connecting"
-    UP = "up"
-    DOWN = "down"  # the last attempt failed; another follows after a backoff
-    STOPPED = "stopped"
 
 
 class McpConnection:

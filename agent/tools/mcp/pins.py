@@ -11,9 +11,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from mcp.types import Tool
+if TYPE_CHECKING:
+    from mcp.types import Tool
 
 
 def definition_digest(tool: Tool) -> str:

@@ -12,19 +12,21 @@ import logging
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-from mcp.types import Tool as McpDefinition
+from typing import TYPE_CHECKING, Any
 
 from agent.config import McpServerEntry, McpSpec, ToolEntry
 from agent.errors import ConfigError, ErrorCode, ToolError
 from agent.tools.arguments import ArgumentSchema, InvalidSchema
 from agent.tools.base import Tool
 from agent.tools.http import redact, resolve_headers, substitute_env
-from agent.tools.mcp.connection import DEFAULT_REFRESH_S, McpConnection, ServerState
 from agent.tools.mcp.pins import PinStore, definition_digest
-from agent.tools.mcp.tool import McpTool
+from agent.tools.mcp.state import DEFAULT_REFRESH_S, ServerState
 from agent.tools.toolbox import Toolbox
+
+if TYPE_CHECKING:
+    from mcp.types import Tool as McpDefinition
+
+    from agent.tools.mcp.tool import McpTool
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +76,10 @@ class McpServer:
         self._secrets = tuple(sorted(set(secrets), key=len, reverse=True))
         self._pins = pins
         self._names = names
+        # The SDK (~0.5 s to import) is loaded here, for a configured server, not by every process that imports
+        # the engine: the command line without MCP servers starts without it.
+        from agent.tools.mcp.connection import McpConnection
+
         self.connection = McpConnection(
             spec, headers=headers, env=child_env, on_listing=self._take_listing, refresh_s=refresh_s
         )
@@ -164,6 +170,8 @@ class McpServer:
         except InvalidSchema as exc:
             log.warning("MCP server %s: tool %r is not offered: its input schema is invalid: %s", self.name, name, exc)
             return None, "invalid input schema"
+        from agent.tools.mcp.tool import McpTool  # with the connection's SDK, loaded by now
+
         annotations = definition.annotations
         declared = self.spec.idempotent
         safe = bool(annotations and annotations.read_only_hint) or (

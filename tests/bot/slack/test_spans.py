@@ -121,7 +121,7 @@ def test_spans_without_an_endpoint_nothing_is_configured_nor_loaded(tmp_path: Pa
     script = """
 import asyncio, sys
 from opentelemetry import trace
-import bot.cli  # everything `parley serve` loads
+import bot.cli.serve  # everything `parley serve` loads
 from bot.settings import Settings
 from bot.spans import exported_spans
 
