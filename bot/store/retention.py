@@ -8,10 +8,11 @@ something.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, exists, null, select, update
+from sqlalchemy import Executable, Select, delete, exists, null, select, update
 
 from agent import RunStatus
 from bot.store.audit import SCHEDULER, audit
@@ -54,21 +55,11 @@ async def purge(db: Database, *, now: datetime, retention_days: float) -> int:
 
 
 async def _purge_batches(db: Database, model: type[Any], conditions: tuple[Any, ...], values: dict[str, Any]) -> int:
-    purged = 0
-    while True:
-        async with db.sessions() as session, session.begin():
-            ids = (
-                await session.scalars(select(model.id).where(*conditions).order_by(model.id).limit(PURGE_BATCH))
-            ).all()
-            if not ids:
-                return purged
-            purged += await rows_changed(
-                session,
-                update(model)
-                .where(model.id.in_(ids), *conditions)
-                .values(**values)
-                .execution_options(synchronize_session=False),
-            )
+    return await _in_batches(
+        db,
+        select(model.id).where(*conditions).order_by(model.id),
+        lambda ids: update(model).where(model.id.in_(ids), *conditions).values(**values),
+    )
 
 
 async def _purge_intents(db: Database, cutoff: datetime) -> int:
@@ -78,23 +69,20 @@ async def _purge_intents(db: Database, cutoff: datetime) -> int:
         CallIntentRecord.started_at < cutoff,
         ~exists().where(Run.id == CallIntentRecord.run_id, Run.status.in_(HELD)),
     )
-    purged = 0
+    return await _in_batches(
+        db,
+        select(CallIntentRecord.run_id).where(*old).distinct().order_by(CallIntentRecord.run_id),
+        lambda runs: delete(CallIntentRecord).where(CallIntentRecord.run_id.in_(runs), *old),
+    )
+
+
+async def _in_batches(db: Database, keys: Select[Any], change: Callable[[Sequence[Any]], Executable]) -> int:
+    """`change` applied to the keys `keys` selects, PURGE_BATCH of them at a time, each batch in a transaction of
+    its own, until it selects none; the rows changed in all."""
+    changed = 0
     while True:
         async with db.sessions() as session, session.begin():
-            runs = (
-                await session.scalars(
-                    select(CallIntentRecord.run_id)
-                    .where(*old)
-                    .distinct()
-                    .order_by(CallIntentRecord.run_id)
-                    .limit(PURGE_BATCH)
-                )
-            ).all()
-            if not runs:
-                return purged
-            purged += await rows_changed(
-                session,
-                delete(CallIntentRecord)
-                .where(CallIntentRecord.run_id.in_(runs), *old)
-                .execution_options(synchronize_session=False),
-            )
+            batch = (await session.scalars(keys.limit(PURGE_BATCH))).all()
+            if not batch:
+                return changed
+            changed += await rows_changed(session, change(batch).execution_options(synchronize_session=False))
