@@ -102,27 +102,29 @@ def send_all(
     statuses: list[int] = []
 
     async def clients() -> float:
-        watch = asyncio.ensure_future(_stalls())
+        watch = StallWatch()
+        watching = asyncio.ensure_future(watch.run())
         await asyncio.gather(*(client(urls, share, acks, statuses, n, pause_s) for n, share in enumerate(shares)))
-        watch.cancel()
-        return _longest_stall_ms
+        watching.cancel()
+        return watch.longest_ms
 
     return acks, statuses, asyncio.run(clients())
 
 
-_longest_stall_ms = 0.0
-
-
-async def _stalls() -> None:
+class StallWatch:
     """The clients' own loop, timed every 5 ms: a stall of this process (on a shared machine, its CPU taken by
     others for 100s of ms) times every acknowledgement it was waiting for as slow, whatever Parley did."""
-    global _longest_stall_ms
-    last = time.monotonic()
-    while True:
-        await asyncio.sleep(0.005)
-        now = time.monotonic()
-        _longest_stall_ms = max(_longest_stall_ms, (now - last) * 1000)
-        last = now
+
+    def __init__(self) -> None:
+        self.longest_ms = 0.0
+
+    async def run(self) -> None:
+        last = time.monotonic()
+        while True:
+            await asyncio.sleep(0.005)
+            now = time.monotonic()
+            self.longest_ms = max(self.longest_ms, (now - last) * 1000)
+            last = now
 
 
 def ready() -> None:

@@ -54,6 +54,7 @@ HOP_BY_HOP = frozenset(
 
 
 NOT_RELAYED = HOP_BY_HOP | {ACK_SECONDS_HEADER}  # only the front says how long its acknowledgement took
+NOT_RETURNED = HOP_BY_HOP | {"content-encoding"}  # httpx has decoded the body already
 
 
 def upstream_client(socket_path: str) -> httpx.AsyncClient:
@@ -98,7 +99,7 @@ class Front:
         except httpx.HTTPError as exc:
             log.warning("the application did not answer %s %s: %s", request.method, request.url.path, _said(exc))
             return PlainTextResponse("Parley's application is not answering; try again shortly", status_code=503)
-        kept = {name: value for name, value in answer.headers.items() if name not in HOP_BY_HOP | {"content-encoding"}}
+        kept = {name: value for name, value in answer.headers.items() if name not in NOT_RETURNED}
         return Response(answer.content, status_code=answer.status_code, headers=kept)
 
     async def _pass_on(self, target: str, body: bytes, headers: list[tuple[str, str]]) -> None:

@@ -3,6 +3,7 @@ output in files, stopped by SIGTERM as an orchestrator would, and killed whateve
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
@@ -10,6 +11,9 @@ import socket
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
+
+import uvicorn
 
 
 def free_port() -> int:
@@ -55,3 +59,14 @@ def children(pid: int) -> list[int]:
     """The processes `pid` started that still run (Linux's /proc)."""
     listed = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     return [int(child) for child in listed if alive(int(child))]
+
+
+async def until_started(server: uvicorn.Server, serving: asyncio.Future[Any], timeout_s: float = 10.0) -> None:
+    """Until uvicorn `server`, being served by `serving`, listens; AssertionError when it exits or takes too long."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not server.started:
+        if serving.done():
+            raise AssertionError(f"uvicorn did not start: {serving.result()}")
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"uvicorn did not start within {timeout_s:g} s")
+        await asyncio.sleep(0.01)

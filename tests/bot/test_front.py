@@ -27,7 +27,7 @@ from starlette.routing import Route
 from bot.front import ACK_SECONDS_HEADER, Front, front_server, upstream_client
 from bot.slack.acks import EventAcks
 from tests.fakes.slack_events import SIGNING_SECRET, _signed_request, app_mention
-from tests.serving import free_port
+from tests.serving import free_port, until_started
 
 START_S = 10
 
@@ -66,15 +66,6 @@ class Application:
         )
 
 
-async def _until_started(server: uvicorn.Server, serving: asyncio.Future[object]) -> None:
-    for _ in range(START_S * 100):
-        if server.started:
-            return
-        assert not serving.done(), serving.result()
-        await asyncio.sleep(0.01)
-    raise AssertionError("uvicorn did not start")
-
-
 @contextlib.asynccontextmanager
 async def fronted(application: Application | None, *, acks: bool = True) -> AsyncIterator[str]:
     """The front on a free loopback port before `application` on a Unix socket (None: nothing listens there);
@@ -87,12 +78,12 @@ async def fronted(application: Application | None, *, acks: bool = True) -> Asyn
             config = uvicorn.Config(application.app(), uds=path, lifespan="off", log_level="warning")
             app_server = uvicorn.Server(config)
             app_serving = asyncio.ensure_future(app_server.serve())
-            await _until_started(app_server, app_serving)
+            await until_started(app_server, app_serving)
         front = Front(upstream_client(path), EventAcks(SIGNING_SECRET) if acks else None)
         server = front_server(front, host="127.0.0.1", port=0, log_level="warning")
         serving = asyncio.ensure_future(front.serve(server))
         try:
-            await _until_started(server, serving)
+            await until_started(server, serving)
             yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
         finally:
             if application is not None:
@@ -181,7 +172,7 @@ async def test_a_front_told_to_stop_first_passes_on_what_it_acknowledged():
         front = Front(upstream_client(path), EventAcks(SIGNING_SECRET))
         server = front_server(front, host="127.0.0.1", port=0, log_level="warning")
         serving = asyncio.ensure_future(front.serve(server))
-        await _until_started(server, serving)
+        await until_started(server, serving)
         url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
         assert (await post(url, app_mention("eins"))).status_code == 200  # nothing listens on the socket yet
         await asyncio.sleep(0.2)  # its first tries were refused
@@ -189,7 +180,7 @@ async def test_a_front_told_to_stop_first_passes_on_what_it_acknowledged():
         application.release.set()
         app_server = uvicorn.Server(uvicorn.Config(application.app(), uds=path, lifespan="off", log_level="warning"))
         app_serving = asyncio.ensure_future(app_server.serve())
-        await _until_started(app_server, app_serving)
+        await until_started(app_server, app_serving)
         assert application.received == []
         server.should_exit = True
         await asyncio.wait_for(serving, START_S)

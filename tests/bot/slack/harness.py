@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
-import uvicorn
 
 from agent import Agent, BuiltinToolEntry, HttpToolEntry, OpenAIBrain, Tool, Toolbox, ToolSource, build_tools
 from agent.brains.chat import ChatCompletionsClient
@@ -44,6 +43,7 @@ from tests.fakes.slack_events import (
     post_event_async,
 )
 from tests.fakes.slack_workspace import BOT_TOKEN, Message
+from tests.serving import until_started
 
 UPDATE_INTERVAL_S = 0.05  # the real bot waits 2 s between updates; tests need not
 # For tests that read every progress state: each is sent as it happens, none folded into a later one.
@@ -105,12 +105,12 @@ async def serve(runtime: Runtime) -> AsyncIterator[str]:
             server.config.log_level = "warning"
             app = asyncio.ensure_future(server.serve())
             try:
-                await _started(server, app)
+                await until_started(server, app)
                 front = Front(upstream_client(socket_path), EventAcks(SIGNING_SECRET))
                 front_site = front_server(front, host="127.0.0.1", port=0, log_level="warning")
                 serving = asyncio.ensure_future(asyncio.to_thread(asyncio.run, front.serve(front_site)))
                 try:
-                    await _started(front_site, serving)
+                    await until_started(front_site, serving)
                     yield f"http://127.0.0.1:{front_site.servers[0].sockets[0].getsockname()[1]}"
                 finally:
                     front_site.should_exit = True
@@ -120,16 +120,6 @@ async def serve(runtime: Runtime) -> AsyncIterator[str]:
                 await asyncio.wait_for(app, 10)
     finally:
         await runtime.stop()
-
-
-async def _started(server: uvicorn.Server, serving: asyncio.Future[Any]) -> None:
-    deadline = asyncio.get_running_loop().time() + 10
-    while not server.started:
-        if serving.done():
-            raise AssertionError(f"uvicorn did not start: {serving.result()}")
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("uvicorn did not start within 10 s")
-        await asyncio.sleep(0.01)
 
 
 @contextlib.asynccontextmanager
