@@ -42,18 +42,19 @@ REGIONS = [
 ]  # fmt: skip
 
 
-def sources() -> list[Source]:
+def sources(variant: int = 0) -> list[Source]:
+    """The 20 results; each `variant` gives other figures, so that no two runs check the same text."""
     made = []
     for number, region in enumerate(REGIONS, start=1):
         data = {
             "region": region,
             "month": "2026-10",
-            "revenue_eur": 1_000_000 + number * 123_457,
-            "orders": 3000 + number * 17,
+            "revenue_eur": 1_000_000 + number * 123_457 + variant * 50_111,
+            "orders": 3000 + number * 17 + variant % 97,
             "returns_rate": round(0.01 + number / 1000, 4),
             "p50_ms": 150 + number * 3.1415,
-            "headcount": 20 + number,
-            "growth_pct": round(1.5 + number * 0.37, 2),
+            "headcount": 20 + number + variant % 13,
+            "growth_pct": round(1.5 + number * 0.37 + (variant % 29) * 0.01, 2),
             "updated_at": f"2026-11-{number:02d}T08:15:00Z",
             "note": f"{number * 11} new customers, {number} churned",
         }
@@ -86,7 +87,8 @@ def typical_answer(made: Sequence[Source], limit: int = 2000) -> str:
         d = source.data
         revenue = d["revenue_eur"] / 1_000_000
         lines.append(
-            f"- **{d['region']}**: revenue of about €{revenue:.1f} million {source.tag}, up {d['growth_pct']}%."
+            f"- **{d['region']}**: revenue of about €{revenue:.1f} million {source.tag} on {d['orders']:,} orders, "
+            f"up {d['growth_pct']}%."
         )
         if source.number % 4 == 0:
             lines.append("  Demand held steady there all month, and the team expects the same in November.")
@@ -96,8 +98,9 @@ def typical_answer(made: Sequence[Source], limit: int = 2000) -> str:
 
 
 def untagged_answer(made: Sequence[Source], limit: int = 2000) -> str:
-    """The typical answer as an 8B model writes it: not one tag."""
-    return re.sub(r" ?\[\d+\]", "", typical_answer(made, limit))
+    """The typical answer as an 8B model writes it: not one tag (and as long as the typical one may be)."""
+    lines = re.sub(r" ?\[\d+\]", "", typical_answer(made, 2 * limit)).split("\n")
+    return _up_to(lines, limit, joiner="\n")
 
 
 def _up_to(parts: Sequence[str], limit: int, joiner: str = " ") -> str:
@@ -124,17 +127,17 @@ class Samples:
 
 def measure(runs: int, write: Callable[[Sequence[Source]], str]) -> Samples:
     samples = Samples()
-    text = write(sources())
-    samples.chars = len(text)
-    for _ in range(runs):
-        made = sources()
+    for run in range(runs):
+        made = sources(run)
+        text = write(made)  # other figures every run: nothing the checker caches by text is reused
+        samples.chars = max(samples.chars, len(text))
         started = time.perf_counter()
         check = check_answer(text, made, QUESTION)
         samples.cold.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
         again = check_answer(text, made, QUESTION)
         samples.warm.append((time.perf_counter() - started) * 1000)
-        made = sources()
+        made = sources(run)
         started = time.perf_counter()
         for source in made:
             prepare(source)
