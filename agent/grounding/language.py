@@ -104,22 +104,45 @@ APPROXIMATIONS_AFTER: dict[str, tuple[str, ...]] = {
     "at_least": ("多", "余", "以上", "強", "+"),
     "at_most": ("以下", "未満", "弱", "不到"),
 }
-# Words that say a value went down: a percentage change is then read as a decrease.
-DECREASE = re.compile(
-    r"\b(?:down|fell|fall(?:en|s)?|drop(?:ped|s)?|declin\w*|decreas\w*|lower|less|cheaper|colder|cooler|shorter"
+# Words that say a value went down: a percentage change is then read as a decrease. Each is a whole word (its
+# letters from one boundary to the next) or, in CJK, any run of characters within one.
+_DECREASE_WORDS = (
+    r"down|fell|fall(?:en|s)?|drop(?:ped|s)?|declin\w*|decreas\w*|lower|less|cheaper|colder|cooler|shorter"
     r"|smaller|fewer|reduc\w*|shr[aiu]nk\w*|loss|gesunken|gefallen|sank|Rückgang|weniger|niedriger|kälter|kleiner"
     r"|billiger|verringert|baisse|diminu\w*|moins|recul\w*|chut\w*|baj[óoa]\w*|caída|descenso|menos|disminu\w*"
     r"|reduj\w*|calo|cal[aoi]\w*|sces[aoi]|scend\w*|ribass\w*|perdit\w*|queda|ca[iíu]\w*|baix\w*|recuo\w*"
-    r"|diminui\w*|daling|gedaald|gedaalde|gezakt|afname|afgenomen|lager|minder|verlies)\b"
-    r"|下降|减少|降低|下跌|下滑|减|降|低|少|減少|低下|下落|減|下回|감소|하락|줄",
-    re.IGNORECASE,
+    r"|diminui\w*|daling|gedaald|gedaalde|gezakt|afname|afgenomen|lager|minder|verlies"
 )
+_DECREASE_CJK = "下降|减少|降低|下跌|下滑|减|降|低|少|減少|低下|下落|減|下回|감소|하락|줄"
+DECREASE = re.compile(rf"\b(?:{_DECREASE_WORDS})\b|{_DECREASE_CJK}", re.IGNORECASE)
+# `DECREASE` searched in a text, read word by word: its words hold only word characters (\w), so a match
+# bounded by \b on both sides is a whole run of them, and its CJK words lie within one. Each run is judged
+# once, whatever text it comes in (a clause, the words around a figure).
+_DECREASE_WORD = re.compile(_DECREASE_WORDS, re.IGNORECASE)
+_DECREASE_WITHIN = re.compile(_DECREASE_CJK, re.IGNORECASE)
+_RUNS = re.compile(r"\w+")
+_STEADY: set[str] = set()  # runs that say no decrease ("revenue", "3", "orders")
+_FALLING: set[str] = set()  # runs that say one ("fell", "下降")
+_MAX_RUNS = 50_000  # a bound on what is remembered (numbers are runs too)
 
 
 @lru_cache(maxsize=1024)
 def says_decrease(text: str) -> bool:
     """Do these words say something went down? (Read once per clause: each of its figures asks.)"""
-    return DECREASE.search(text) is not None
+    runs = _RUNS.findall(text)
+    if _STEADY.issuperset(runs):
+        return False
+    for run in runs:
+        if run in _STEADY:
+            continue
+        if run in _FALLING or _DECREASE_WORD.fullmatch(run) or _DECREASE_WITHIN.search(run):
+            if len(_FALLING) < _MAX_RUNS:
+                _FALLING.add(run)
+            return True
+        if len(_STEADY) >= _MAX_RUNS:
+            _STEADY.clear()
+        _STEADY.add(run)
+    return False
 
 
 # Verbs of a change over time (not comparatives: "warmer than" sets two things side by side), up and down, and
