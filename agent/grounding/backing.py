@@ -110,16 +110,16 @@ class Backing:
         if asked:
             # The asker's own figure ("our twenty regions") is theirs, unless the result its words name states it.
             first, rest = [s for s in first if s.number in pointed], ()
-        stating = self._stating(_signed(figure, mention.clause), first, rest, mention)
+        stating, settled = self._stating(figure, first, rest, mention)
         if asked and not stating:
             self._ground_known(mention, figure)
             return
         if stating:
             # A tag names the results a figure may be in; the clause's names still say which one ("Shanghai 16 °C
-            # [1][2]" is Beijing's 16 given to Shanghai).
-            chosen, taken_from = choose([s for s, _, _ in stating], mention.pointer, self.names, self._tools)
-            if chosen is not None:
-                _, reading, fact = next(item for item in stating if item[0] is chosen)
+            # [1][2]" is Beijing's 16 given to Shanghai). Settled, the search ended at the one `choose` takes.
+            found, taken_from = (stating[-1], None) if settled else self._choose(stating, mention)
+            if found is not None:
+                chosen, reading, fact = found
                 rule = _rule(figure, reading, fact)
                 self._bind(mention, chosen, rule, f"{figure.text} ← {fact.shown()}", (reading, fact))
                 self._check_superlative(mention, chosen, fact)
@@ -133,6 +133,16 @@ class Backing:
         if self._ground_aggregate(mention, figure) or self._ground_calls(mention, figure):
             return
         self._ground_known(mention, figure)
+
+    def _choose(
+        self, stating: list[tuple[Source, Reading, Fact]], mention: Mention
+    ) -> tuple[tuple[Source, Reading, Fact] | None, Source | None]:
+        """Of the results that state a figure, the one it is bound to (`choose`) with how it states it — or None
+        and the result it was taken from."""
+        chosen, taken_from = choose([s for s, _, _ in stating], mention.pointer, self.names, self._tools)
+        if chosen is None:
+            return None, taken_from
+        return next(item for item in stating if item[0] is chosen), None
 
     def _pointed_first(
         self, candidates: list[Source], pointed: frozenset[int]
@@ -162,28 +172,41 @@ class Backing:
 
     def _stating(
         self, figure: Figure, first: Sequence[Source], rest: Iterable[Source], mention: Mention
-    ) -> list[tuple[Source, Reading, Fact]]:
+    ) -> tuple[list[tuple[Source, Reading, Fact]], bool]:
         """The candidates (`first`, then `rest`) that state `figure`, with how: their numbers first, their
-        strings only if need be. The search stops at the first one that settles it (the answer's tag, the result
-        its words name, or any result where they name none)."""
+        strings only if need be — and whether the search was settled: it stops at the first one that settles it
+        (the answer's tag, the result its words name, or any result where they name none), which is then the
+        last. A figure its words say went down may also be its negative (`_Negated`, after its own readings)."""
         stating: list[tuple[Source, Reading, Fact]] = []
+        readings, approximation, pointed = figure.readings, figure.approximation, mention.pointer.numbers
+        negated = _Negated(figure, mention.clause) if figure.value > 0 else None
         for strings in (False, True):
             for source in itertools.chain(first, rest):
-                found = self._facts(source).find(figure.readings, figure.approximation, strings=strings)
+                facts = self._facts(source)
+                # Every result's numbers were tried before any string is read: only its strings are left.
+                found = (
+                    facts.in_strings(readings, approximation, negated)
+                    if strings
+                    else facts.in_numbers(readings, approximation, negated)
+                )
                 if found is not None:
                     stating.append((source, *found))
-                    if not mention.pointer.numbers or source.number in mention.pointer.numbers:
-                        return stating
+                    if not pointed or source.number in pointed:
+                        return stating, True
             if stating:
-                return stating
-        return stating
+                return stating, False
+        return stating, False
 
     def _asked(self, figure: Figure) -> bool:
         asked = self._asked_values
         if not asked:
             return False
         # `in` a tuple compares each by identity, then equality: what `==` says of a figure's Decimals (never NaN).
-        return any(r.value in asked for r in figure.readings)
+        # A loop, not `any`: no generator for every figure.
+        for reading in figure.readings:  # noqa: SIM110
+            if reading.value in asked:
+                return True
+        return False
 
     def _check_superlative(self, mention: Mention, source: Source, fact: Fact) -> None:
         """ "The slowest endpoint … 876 ms": a value a superlative speaks of must be the largest (or smallest) of
@@ -230,7 +253,7 @@ class Backing:
 
     def _check_direction(self, mention: Mention, fact: Fact) -> None:
         """ "Down 3.2 %" where the result's change is +3.2: a change its words say went down must be negative."""
-        if mention.grounded is None or fact.returned <= 0 or not _is_change(fact.key):
+        if mention.grounded is None or not _is_change(fact.key) or fact.returned <= 0:
             return
         start, end = mention.span
         near = self.masked[max(start, mention.start - 40) : min(end, mention.end + 12)]
@@ -535,13 +558,23 @@ def _value_operand(source: Source, fact: Fact) -> Operand:
     )
 
 
-def _signed(figure: Figure, clause: str) -> Figure:
-    """ "Fell 3.2 %", "down €12,000": a figure its words say went down may stand for a negative value
-    (`growth_pct: -3.2`). Tried after the figure as written; "grew 3.2 %" never matches -3.2."""
-    if figure.value <= 0 or not says_decrease(clause):
-        return figure
-    negatives = tuple(r._replace(value=-r.value) for r in figure.readings)
-    return figure._replace(readings=(*figure.readings, *negatives))
+class _Negated:
+    """ "Fell 3.2 %", "down €12,000": a positive figure its words say went down may stand for a negative value
+    (`growth_pct: -3.2`), tried after the figure as written — "grew 3.2 %" never matches -3.2. Its clause is read
+    on first need: most figures are found as written."""
+
+    __slots__ = ("_clause", "_figure", "_readings")
+
+    def __init__(self, figure: Figure, clause: str) -> None:
+        self._figure = figure
+        self._clause = clause
+        self._readings: tuple[Reading, ...] | None = None
+
+    def __call__(self) -> tuple[Reading, ...]:
+        if self._readings is None:
+            readings = self._figure.readings
+            self._readings = tuple(r._replace(value=-r.value) for r in readings) if says_decrease(self._clause) else ()
+        return self._readings
 
 
 def _states_quarter(source: Source, year: int | None, quarter: int) -> bool:

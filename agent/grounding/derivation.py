@@ -21,6 +21,7 @@ from agent.grounding.units import Family, Unit, compatible, convert, unit_of_key
 
 MAX_OPERANDS = 12  # the nearest ones; a sentence pair rarely holds more figures that matter
 _HUNDRED = Decimal(100)
+_HALF = Decimal("0.5")  # a step's half: multiplied, not divided (the same value, correctly rounded, for less)
 
 
 class Operand(NamedTuple):
@@ -84,8 +85,25 @@ def interval(reading: Reading, approximation: Approximation) -> tuple[Decimal, D
     if approximation is _AT_MOST:
         return value - step, value
     if value >= 0:
-        return value - step / 2, value + step
-    return value - step, value + step / 2
+        return value - step * _HALF, value + step
+    return value - step, value + step * _HALF
+
+
+def hull(reading: Reading, approximation: Approximation) -> tuple[Decimal, Decimal, Decimal]:
+    """`interval`, and the one of its edges `inside` may leave out: a value in the interval that is not that edge
+    is inside."""
+    value, step = reading.value, reading.precision
+    if approximation is _AT_LEAST:
+        high = value + step
+        return value, high, high
+    if approximation is _AT_MOST:
+        low = value - step
+        return low, value, low
+    if value >= 0:
+        high = value + step
+        return value - step * _HALF, high, high
+    low = value - step
+    return low, value + step * _HALF, low
 
 
 def inside(value: Decimal, reading: Reading, approximation: Approximation) -> bool:
@@ -96,9 +114,9 @@ def inside(value: Decimal, reading: Reading, approximation: Approximation) -> bo
     if approximation is _AT_MOST:
         return shown - step < value <= shown
     if shown < 0:  # the mirror image: −5 is −5.99 truncated or −4.5 rounded, never −6
-        return shown - step < value <= shown + step / 2
-    low, high = shown - step / 2, shown + step
-    return low <= value < high or value == high == shown + step / 2
+        return shown - step < value <= shown + step * _HALF
+    low, high = shown - step * _HALF, shown + step
+    return low <= value < high or value == high == shown + step * _HALF
 
 
 def _candidates(

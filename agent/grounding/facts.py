@@ -8,14 +8,15 @@ and its dates. `facts_of` reads them once per source, on first use.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any, NamedTuple
 
 from agent.grounding.dates import WrittenDate, iso_date, read_dates
-from agent.grounding.derivation import inside, interval
+from agent.grounding.derivation import hull, inside, interval
 from agent.grounding.figures import Approximation, Reading, decimal_mark, normalise_digits, plain, read_figures
 from agent.grounding.units import UNITS, Family, Unit, compatible, convert, unit_of_key
 from agent.result import GroundingRule
@@ -31,6 +32,7 @@ _HUNDRED = Decimal(100)
 # Read for every figure against every value: `Enum.MEMBER` costs a class lookup each time in Python 3.11.
 _CURRENCY, _PERCENT, _AS_FRACTION = Family.CURRENCY, Family.PERCENT, GroundingRule.PERCENT
 _EPSILON = 1e-9
+Readings = Callable[[], Sequence[Reading]]  # more readings of a figure, made on first need
 
 
 class Fact(NamedTuple):
@@ -61,6 +63,10 @@ class _Sorted:
         self.facts = tuple(facts[i] for i in order)
         self.keys = tuple(keys[i] for i in order)
         self.units = frozenset(fact.unit for fact in facts if fact.unit is not None)
+        # The exact values in that order, for lookups without a float: each float is its value correctly rounded,
+        # so a smaller float is a smaller value — only values that share a float may stand out of order.
+        values = tuple(fact.value for fact in self.facts)
+        self.values = values if all(a <= b for a, b in itertools.pairwise(values)) else None
 
     def between(self, low: Decimal, high: Decimal) -> tuple[Fact, ...]:
         lowest, highest = float(low), float(high)
@@ -110,16 +116,25 @@ class SourceFacts:
         """The first reading some fact gives when written as the figure shows it (units permitting) — in its
         own unit, or converted from another unit of the same kind (ms ↔ s, km ↔ m, °C ↔ °F) — with that fact.
         Every reading is tried against the numbers before any string is read (`strings=False`: never)."""
-        for tier in (self._numbers, None):
-            if tier is None:
-                if not self._texts or not strings:
-                    return None
-                tier = self._strings()
-            for reading in readings:
-                fact = _find(tier, reading, approximation)
-                if fact is not None:
-                    return reading, fact
-        return None
+        found = self.in_numbers(readings, approximation)
+        if found is None and strings:
+            found = self.in_strings(readings, approximation)
+        return found
+
+    def in_numbers(
+        self, readings: Sequence[Reading], approximation: Approximation, more: Readings | None = None
+    ) -> tuple[Reading, Fact] | None:
+        """`find` among the result's numbers only. `more`: readings tried after `readings`, asked for only when
+        none of those is found."""
+        return _first(self._numbers, readings, approximation, more)
+
+    def in_strings(
+        self, readings: Sequence[Reading], approximation: Approximation, more: Readings | None = None
+    ) -> tuple[Reading, Fact] | None:
+        """`find` among the figures in the result's strings only (read on first need)."""
+        if not self._texts:
+            return None
+        return _first(self._strings(), readings, approximation, more)
 
     def _strings(self) -> _Sorted:
         if self._text_facts is None:
@@ -139,12 +154,36 @@ class SourceFacts:
         return self._text_facts
 
 
+def _first(
+    facts: _Sorted, readings: Sequence[Reading], approximation: Approximation, more: Readings | None
+) -> tuple[Reading, Fact] | None:
+    for reading in readings:
+        fact = _find(facts, reading, approximation)
+        if fact is not None:
+            return reading, fact
+    if more is not None:
+        for reading in more():
+            fact = _find(facts, reading, approximation)
+            if fact is not None:
+                return reading, fact
+    return None
+
+
 def _find(facts: _Sorted, reading: Reading, approximation: Approximation) -> Fact | None:
-    low, high = interval(reading, approximation)
-    for fact in facts.between(low, high):
-        if _units_allow(reading.unit, fact) and inside(fact.value, reading, approximation):
-            return fact
     unit = reading.unit
+    values = facts.values
+    if values is not None:
+        # The facts in the hull exactly (in their order by value): each is inside, but for one edge.
+        low, high, edge = hull(reading, approximation)
+        for fact in facts.facts[bisect.bisect_left(values, low) : bisect.bisect_right(values, high)]:
+            value = fact.value
+            if (value != edge or inside(value, reading, approximation)) and _units_allow(unit, fact):
+                return fact
+    else:
+        low, high = interval(reading, approximation)
+        for fact in facts.between(low, high):
+            if _units_allow(unit, fact) and inside(fact.value, reading, approximation):
+                return fact
     if unit is None or unit.family in (_CURRENCY, _PERCENT) or unit.code == "°":
         return None
     for other in facts.units:
@@ -235,11 +274,14 @@ def _text_facts(key: str, text: str) -> Iterator[Fact]:
 
 def _units_allow(unit: Unit | None, fact: Fact) -> bool:
     """A percentage counts only for a percentage; otherwise units must not contradict each other."""
-    if fact.rule is _AS_FRACTION and fact.unit is not None:
+    other = fact.unit
+    if fact.rule is _AS_FRACTION and other is not None:
         return unit is not None and unit.family is _PERCENT
-    if unit is not None and fact.unit is not None and unit != fact.unit and "°" not in (unit.code, fact.unit.code):
+    if unit is None or other is None or unit is other:
+        return True  # what `compatible` says of an unknown unit, or of the very same one
+    if unit != other and "°" not in (unit.code, other.code):
         return False  # 28 °F is not 28 °C, 183 s not 183 ms: another unit of a kind is reached by converting
-    return compatible(unit, fact.unit)
+    return compatible(unit, other)
 
 
 def facts_of(source: Source) -> SourceFacts:
