@@ -20,9 +20,32 @@ _ANY_DIGIT = re.compile(r"\d")
 # "30.11.2026", "2026-11", "11月", "3/7": every form opens with a digit, written once so that the search skips to
 # the digits (an alternation of forms is tried at every character).
 _NUMERIC_DATE = re.compile(r"\d(?:\d{0,3}[-/.]\d{1,2}[-/.]\d{2,4}|\d{3}-\d{2}|\s*[年월月]|/\d)")
+# The same forms but those with 年, 월, 月, each found from its first separator: where `_NUMERIC_DATE` finds one, a
+# digit stands right before a separator one of these finds. A pattern that opens with one character skips to it at
+# once; one that opens with a class of them (a digit) tests every character of the text.
+_SEPARATED_DATES = (
+    re.compile(r"\.(?<=\d\.)\d{1,2}[-/.]\d\d"),
+    re.compile(r"-(?:(?<=\d-)\d{1,2}[-/.]\d\d|(?<=\d{4}-)\d\d)"),
+    re.compile(r"/(?<=\d/)\d"),  # "3/7" (and so "30/11/2026")
+)
+_CJK_DATE_MARKS = ("年", "월", "月")
 _TIME_GATE = re.compile(
     r"\d:\d\d|\d\s*(?:Uhr|uur|o'clock|heures)|\d\s*[ap]\.?\s?m\b|\d\s*[时時点點시]|\d\s?h\s?\d\d", re.IGNORECASE
 )
+# `_TIME_GATE` found from the character after its digit, one pattern per character: one that opens with a single
+# character skips to it at once, where one that opens with a class of them (a digit) tests every character.
+_TIME_AFTER_DIGIT = (
+    re.compile(r":(?<=\d:)\d\d"),
+    *(re.compile(rf"{h}(?:(?<=\d{h})|(?<=\d\s{h}))\s?\d\d") for h in "hH"),
+)
+# The forms whose word may stand after spaces (`\d\s*`): found as words, then the digit looked for before them.
+_TIME_WORDS = tuple(
+    re.compile(f"{first}(?i:{tail})")
+    for firsts, tail in (("Uu", "hr|ur"), ("Oo", "'clock"), ("Hh", "eures"), ("AaPp", r"\.?\s?m\b"))
+    for first in firsts
+)
+_CJK_HOURS = "时時点點시"
+_CJK_HOUR = re.compile(f"[{_CJK_HOURS}]")
 _LETTERS = re.compile(r"[^\W\d_]+")
 _BEFORE_MONTH, _AFTER_MONTH = 16, 32  # "30. November 2026", "November 30th, 2026 at 08:15": a month's date
 
@@ -199,7 +222,7 @@ def read_dates(text: str) -> list[WrittenDate]:
         return []  # every form has a digit: most of a result's strings are done with here
     found: list[WrittenDate] = []
     taken: list[tuple[int, int]] = []
-    numeric = bool(_NUMERIC_DATE.search(text))
+    numeric = _may_be_numeric(text)
     months = _month_names()
     # Dates with a month's name are looked for only around the month names the text has (most have none).
     around = [
@@ -223,12 +246,12 @@ def read_dates(text: str) -> list[WrittenDate]:
             if readings:
                 found.append(WrittenDate(match.group(0).strip(), match.start(), match.end(), readings))
                 taken.append((match.start(), match.end()))
-    if _QUARTER_GATE.search(text):
+    if _may_name_quarter(text):
         for written in _quarters(text):
             if not any(written.start < end and start < written.end for start, end in taken):
                 found.append(written)
                 taken.append((written.start, written.end))
-    for match in _TIME.finditer(text) if _TIME_GATE.search(text) else ():
+    for match in _TIME.finditer(text) if _may_tell_time(text) else ():
         if any(match.start() < end and start < match.end() for start, end in taken):
             continue
         reading = _time_reading(match)
@@ -237,6 +260,29 @@ def read_dates(text: str) -> list[WrittenDate]:
             taken.append((match.start(), match.end()))
     found += _range_ends(text, found, taken)
     return [_with_zone(text, written) for written in _joined(text, sorted(found, key=lambda d: d.start))]
+
+
+def _may_be_numeric(text: str) -> bool:
+    """Can `text` hold an all-numeric date (`_NUMERIC_DATE`)?"""
+    if any(mark in text for mark in _CJK_DATE_MARKS):
+        return _NUMERIC_DATE.search(text) is not None
+    return any(pattern.search(text) is not None for pattern in _SEPARATED_DATES)
+
+
+def _may_tell_time(text: str) -> bool:
+    """Can `text` hold a time (`_TIME_GATE`)?"""
+    if any(pattern.search(text) is not None for pattern in _TIME_AFTER_DIGIT):
+        return True
+    words = [*_TIME_WORDS, _CJK_HOUR] if any(hour in text for hour in _CJK_HOURS) else _TIME_WORDS
+    return any(_after_digit(text, match.start()) for pattern in words for match in pattern.finditer(text))
+
+
+def _after_digit(text: str, at: int) -> bool:
+    """Does a digit stand before `at`, with nothing but spaces between them?"""
+    at -= 1
+    while at >= 0 and text[at].isspace():
+        at -= 1
+    return at >= 0 and text[at].isdecimal()
 
 
 _RANGE_JOIN = r"(?:-|–|—|~|～|to|through|until|bis|au|al|a|tot|t/m|至|到|から|부터)"
@@ -273,6 +319,28 @@ _QUARTER_GATE = re.compile(
     + "|".join(f"(?<={word[0]}){word[1:]}" for word in QUARTER_WORDS)
     + "))"
 )
+
+
+def _quarter_gate(first: str) -> re.Pattern[str]:
+    """`_QUARTER_GATE` where it opens with `first` ("Q3", "3Q", "quarter"): a pattern that opens with one character
+    skips to it at once, where one that opens with a class of them tests every character of the text."""
+    forms = ["[1-4]"] if first in "QqTt" else []
+    forms += [f"(?<=[1-4]{first})"] if first in "Qq" else []
+    forms += [f"(?i:{word[1:]})" for word in QUARTER_WORDS if re.fullmatch(word[0], first, re.IGNORECASE)]
+    return re.compile(re.escape(first) + "(?:" + "|".join(forms) + ")")
+
+
+_QUARTER_GATES = tuple(_quarter_gate(first) for first in dict.fromkeys(f"QqTt{_QUARTER_OPENINGS}\u212a"))
+_CJK_QUARTER_WORDS = ("분기", "四半期", "季度")
+
+
+def _may_name_quarter(text: str) -> bool:
+    """Does `text` name a quarter anywhere (`_QUARTER_GATE`)?"""
+    return any(word in text for word in _CJK_QUARTER_WORDS) or any(
+        gate.search(text) is not None for gate in _QUARTER_GATES
+    )
+
+
 _YEAR_PART = r"(?P<year>\d{4}|'\d{2}|(?<=[QT][1-4][ /-])\d{2}|(?<=[1-4]Q)\d{2})"
 _QUARTER_ORDINAL = "|".join(sorted(QUARTER_ORDINALS, key=len, reverse=True))
 _QUARTERS = (

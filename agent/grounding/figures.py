@@ -35,21 +35,24 @@ from agent.grounding.units import UNITS, Family, Unit, unit_after, unit_before
 _FULL_WIDTH = str.maketrans("０１２３４５６７８９％－＋．", "0123456789%-+.")
 _ANY_FULL_WIDTH = re.compile("[０-９％－＋．]")
 
+# Where a figure may not start: inside a word or a code such as p50, v2, x86; after COVID-, ISO-; in the tail of
+# 1.2.3 or 10.0.0.1; after 第 (第3: an ordinal, not a quantity).
+_OPENING = r"(?<![A-Za-z0-9_])(?<![A-Za-z]-)(?<![0-9][.,'])(?<!第)"
+# A figure's digits. The pattern opens with a digit, so that the search skips to the digits (a pattern opening with a
+# look-behind is tried at every character); the look-behinds are checked at that first digit, from behind it. A
+# sign before the digits is taken by `_signed`.
 _NUMBER = re.compile(
-    r"""
-    (?=[-+−\d])                     # a cheap first test at every position; the look-behinds only where it passes
-    (?<![A-Za-z0-9_])               # not inside a word or a code such as p50, v2, x86
-    (?<![A-Za-z]-)                  # nor COVID-19, ISO-8601
-    (?<![0-9][.,'])                 # nor the tail of 1.2.3 or 10.0.0.1
-    (?<!第)                          # 第3: an ordinal, not a quantity
-    (?P<sign>[-+−](?=\d))?
-    (?P<body>
-        \d{1,3}(?P<sep>[,.'’\u00a0\u202f\u2009\ ])\d{3}(?:(?P=sep)\d{3})*(?!\d)(?:(?P<dec>[.,])(?P<frac>\d+))?
-      | \d+(?:(?P<dec2>[.,])(?P<frac2>\d+))?
+    rf"""
+    \d(?<={_OPENING}\d)
+    (?:
+        \d{{0,2}}(?P<sep>[,.'’\u00a0\u202f\u2009\ ])\d{{3}}(?:(?P=sep)\d{{3}})*(?!\d)(?:(?P<dec>[.,])(?P<frac>\d+))?
+      | \d*(?:(?P<dec2>[.,])(?P<frac2>\d+))?
     )
     """,
     re.VERBOSE,
 )
+_SIGNS = frozenset("-+−")
+_SIGNED = re.compile(rf"{_OPENING}[-+−]")  # a sign that opens a figure: "-3 %", "+1.2", "−0.5"
 _ANY_DIGIT = re.compile(r"\d")
 _IDENTIFIER = re.compile(r"(?<![\w-])[A-Za-z][\w]*-(?:\d+-)+$")  # what precedes the last part of "FAC-2026-131"
 MAX_FIGURE_CHARS = 40
@@ -236,7 +239,13 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
     read_to = 0
     for match in _NUMBER.finditer(text):
         start, end = match.span()
-        number = match.group(0)
+        if text[start - 1 : start] in _SIGNS and _SIGNED.match(text, start - 1):
+            start -= 1
+            number = text[start:end]
+            negative = number[0] != "+"
+        else:
+            number = match.group(0)
+            negative = False
         if taken and any(begin <= start < stop for begin, stop in taken):
             continue
         if start < read_to:
@@ -259,8 +268,7 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
         mantissas = _mantissas(match, mark)
         if not mantissas:
             continue
-        negative = match.group("sign") in ("-", "−")
-        scale, end = _scale(text, end, mantissas, trillion_is_billion)
+        scale, end = _scale(text, end, trillion_is_billion)
         unit, used = unit_after(text[end : end + 24])
         if unit is not None and _glued_letters(text, end, used):
             unit, used = None, 0  # "5G", "3D": not a unit
@@ -432,22 +440,21 @@ def _part_value(part: str) -> tuple[Decimal, Decimal]:
 
 
 def _mantissas(match: re.Match[str], mark: str | None) -> list[tuple[Decimal, int]]:
-    """The figure's digits as (value, decimals shown), one per plausible reading, the likeliest first."""
-    body = match.group("body")
-    sep = match.group("sep")
+    """The figure's digits (`_NUMBER`) as (value, decimals shown), one per plausible reading, the likeliest first."""
+    body = match.group(0)
+    sep, dec, frac, dec2, frac2 = match.groups()
     if sep is None:
-        dec, frac = match.group("dec2"), match.group("frac2")
-        whole = body if dec is None else body[: -len(frac) - 1]
-        return _decimal(whole, frac)
-    groups = body.split(sep) if match.group("dec") is None else body[: -len(match.group("frac")) - 1].split(sep)
-    dec, frac = match.group("dec"), match.group("frac")
+        if dec2 is None:
+            return _decimal(body, None)
+        return _decimal(body[: -len(frac2) - 1], frac2)
     if dec is not None:
         if dec == sep:
             return []  # "1,234,5": no reading of that is a number
-        return _decimal("".join(groups), frac)
-    if sep in ",." and len(groups) == 2:
-        grouped = _decimal("".join(groups), None)
-        decimal = _decimal(groups[0], groups[1])
+        return _decimal(body[: -len(frac) - 1].replace(sep, ""), frac)
+    if sep in ",." and body.count(sep) == 1:
+        whole, _, tail = body.partition(sep)
+        grouped = _decimal(whole + tail, None)
+        decimal = _decimal(whole, tail)
         if mark == sep:
             return decimal
         if mark is not None:
@@ -455,7 +462,7 @@ def _mantissas(match: re.Match[str], mark: str | None) -> list[tuple[Decimal, in
         return grouped + decimal
     if sep in ",." and mark == sep:
         return []  # "1.200.000" in a text whose decimal mark is "."
-    return _decimal("".join(groups), None)
+    return _decimal(body.replace(sep, ""), None)
 
 
 def _decimal(whole: str, frac: str | None) -> list[tuple[Decimal, int]]:
@@ -466,7 +473,7 @@ def _decimal(whole: str, frac: str | None) -> list[tuple[Decimal, int]]:
     return [(value, len(frac) if frac else 0)]
 
 
-def _scale(text: str, end: int, mantissas: list[tuple[Decimal, int]], english: bool) -> tuple[Decimal, int]:
+def _scale(text: str, end: int, english: bool) -> tuple[Decimal, int]:
     # Most figures have no scale: the first characters after them rule out each pattern before it runs.
     first, second = text[end : end + 1], text[end + 1 : end + 2]
     glued = _GLUED_SCALE.match(text, end) if first in _GLUED_FIRST else None

@@ -11,7 +11,11 @@ here is only what they do not cover (fractions, "a dozen").
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Iterable
 from functools import lru_cache
+from operator import itemgetter
 
 # --- decimal marks and scales -------------------------------------------------------------------------------
 
@@ -222,7 +226,15 @@ _LETTER_WORDS = re.compile(r"[^\W\d_]+")
 def letter_words(text: str) -> tuple[tuple[int, str], ...]:
     """The words of `text` (letters only), lower-cased, with where each starts: read once per text, whoever asks
     (month names, superlatives, the language, fractions)."""
-    return tuple((m.start(), m.group(0).lower()) for m in _LETTER_WORDS.finditer(text))
+    found = list(_LETTER_WORDS.finditer(text))
+    return tuple(zip(map(re.Match.start, found), lowered_words(map(re.Match.group, found)), strict=False))
+
+
+def lowered_words(words: Iterable[str]) -> list[str]:
+    """Each word (letters, none empty) lower-cased as `word.lower()` would, in one call: joined by spaces, which
+    no word holds and no lower-casing makes, and which end a word for Greek's final sigma as the text's end does."""
+    joined = " ".join(words)
+    return joined.lower().split(" ") if joined else []
 
 
 def superlatives(text: str) -> list[tuple[int, str]]:
@@ -439,13 +451,9 @@ TEXT2NUM_LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl")
 
 def number_word_languages(text: str) -> list[str]:
     """The languages (text2num's codes) this text is most likely written in: at most two, likeliest first."""
-    votes: dict[str, int] = {}
-    for start, word in letter_words(text):
-        if start > LANGUAGE_SAMPLE:
-            break
-        code = _LANGUAGE_WORDS.get(word)
-        if code is not None:
-            votes[code] = votes.get(code, 0) + 1
+    words = letter_words(text)
+    sample = bisect_right(words, LANGUAGE_SAMPLE, key=itemgetter(0))  # the words that start within the sample
+    votes = Counter(filter(None, map(_LANGUAGE_WORDS.get, map(itemgetter(1), words[:sample]))))  # first vote first
     if not votes:  # a few words tell nothing: read them in every language
         return list(TEXT2NUM_LANGUAGES)
     return sorted(votes, key=lambda code: -votes[code])[:2]

@@ -14,6 +14,7 @@ to the digits.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -32,7 +33,7 @@ from agent.grounding.language import (
     OF_WORDS,
     ONE_WORDS,
     SCALE_WORDS,
-    letter_words,
+    lowered_words,
 )
 from agent.grounding.units import UNITS, unit_after
 from agent.plain import plain_text
@@ -90,13 +91,19 @@ def read_number_words(text: str, languages: Sequence[str], taken: Sequence[tuple
     text = plain_text(text)  # the parsers take only valid UTF-8; one character for one keeps positions
     if _LETTERS.search(text):
         extra = _has_extra(text)  # a fraction or a dozen somewhere
+        pieces = set(text.split())
         for language in languages:
-            if not extra and alpha2digit(text, language) == text:
+            starting = _starting(pieces, language)
+            if not extra and (
+                not starting or (_in_context(starting, language) and alpha2digit(text, language) == text)
+            ):
                 continue  # no number in words in this language: most answers write digits
             # Only the sentences the parser changes (or that name a fraction or a dozen) are read word by word.
             for segment in _SEGMENT.finditer(text):
                 part = segment.group(0)
-                if alpha2digit(part, language) != part or (extra and _has_extra(part)):
+                if (_starting(set(part.split()), language) and alpha2digit(part, language) != part) or (
+                    extra and _has_extra(part)
+                ):
                     figures += _latin(text, segment.start(), segment.end(), language, taken)
             if figures:
                 break
@@ -169,7 +176,101 @@ def _latin(text: str, begin: int, finish: int, language: str, taken: Sequence[tu
 
 
 def _has_extra(text: str) -> bool:
-    return not _EXTRA.isdisjoint([word for _, word in letter_words(text)])
+    """Does `text` name a fraction or a dozen (one of its letter words, lower-cased, is one)?"""
+    # Such a word, lower-cased, stands within one of the text's lower-cased pieces between spaces: only a text
+    # with a piece that holds one is read word by word. Pieces repeat from answer to answer (their figures are
+    # masked): each is looked at once.
+    pieces = set(text.lower().split())
+    if _PLAIN_PIECES.issuperset(pieces):
+        return False
+    holding = False
+    for piece in pieces - _PLAIN_PIECES:
+        if any(word in piece for word in _EXTRA):
+            holding = True
+        else:
+            _remember(_PLAIN_PIECES, piece)
+    return holding and not _EXTRA.isdisjoint(lowered_words(_WORD.findall(text)))
+
+
+# --- what text2num can read ------------------------------------------------------------------------------
+# `alpha2digit` changes a text only where one of its words starts a number: the parser is in its first state
+# at every word until one is read as a number (a word it does not read leaves that state as it was), and a word
+# it reads there is read alone too. So a text none of whose words `find_numbers` reads alone is left as it is.
+# Its words are as text2num splits them: a letter or digit, then letters, digits, "-" and "'"; anything else,
+# spaces first, separates them. So the text's pieces between spaces are judged, each once (per language): a
+# piece holds a word that may start a number, or none.
+
+_MAX_REMEMBERED = 50_000
+_PLAIN_PIECES: set[str] = set()  # lower-cased pieces that hold no fraction or dozen word
+_SILENT: dict[str, set[str]] = {}  # per language: pieces that hold no word that starts a number ("revenue")
+_STARTING: dict[str, set[str]] = {}  # per language: pieces that hold one ("twenty", "(drei", "forty-two.")
+_PARSER_WORD = re.compile(r"[^\W_](?:[^\W_]|[-'])*")  # text2num's word, where Python and Rust class alike
+# Characters Python and Rust may class otherwise (a letter or digit for one, a separator for the other):
+# combining marks and circled letters (letters for Rust, Unicode's Other_Alphabetic) and unassigned ones.
+_UNSURE_CATEGORIES = frozenset(("Mn", "Mc", "Me", "Cn"))
+_CONTEXTUAL = {"en": "o", "fr": "neuf"}  # words text2num reads by their neighbours (its `basic_annotate`)
+
+
+class _Word:
+    """A word alone, as `find_numbers` reads it (its Token protocol): never set apart."""
+
+    __slots__ = ("word",)
+
+    def __init__(self, word: str) -> None:
+        self.word = word
+
+    def text(self) -> str:
+        return self.word
+
+    def nt_separated(self, previous: _Word) -> bool:
+        return False
+
+    def not_a_number_part(self) -> bool:
+        return False
+
+
+def _starting(pieces: set[str], language: str) -> set[str]:
+    """Those of `pieces` (of a text, between its spaces) that hold a word that may start a number."""
+    silent = _SILENT.setdefault(language, set())
+    if silent.issuperset(pieces):
+        return set()
+    starting = _STARTING.setdefault(language, set())
+    found = pieces & starting
+    for piece in pieces - silent - starting:
+        if _unsure(piece) or any(find_numbers([_Word(word)], language, 0.0) for word in _PARSER_WORD.findall(piece)):
+            _remember(starting, piece)
+            found.add(piece)
+        else:
+            _remember(silent, piece)
+    return found
+
+
+def _in_context(starting: set[str], language: str) -> bool:
+    """Does one of these pieces hold a word text2num reads by the words around it, even across sentences?
+
+    English "o" is a zero only next to a number ("four o five"); French "neuf" is "new" after "un", "le", "du"
+    ("un logement neuf"). Without them, the parser reads each sentence of a text as it reads it alone, and a
+    number it writes in digits there it writes in the whole text too (next to a number of the sentence before,
+    a small one may be written where alone it is not): a text it leaves as it is has no sentence it changes, and
+    asking the sentences alone tells the same. With them, the whole text is asked first."""
+    word = _CONTEXTUAL.get(language)
+    return word is not None and any(
+        not piece.isascii() or any(found.lower() == word for found in _PARSER_WORD.findall(piece)) for piece in starting
+    )
+
+
+def _unsure(piece: str) -> bool:
+    return not piece.isascii() and any(
+        unicodedata.category(c) in _UNSURE_CATEGORIES
+        or (unicodedata.category(c) == "So" and "LETTER" in unicodedata.name(c, ""))
+        for c in piece
+    )
+
+
+def _remember(known: set[str], piece: str) -> None:
+    if len(known) >= _MAX_REMEMBERED:
+        known.clear()
+    known.add(piece)
 
 
 def _fraction(text: str, start: int, end: int, numerator: Decimal, denominator: int) -> Figure:
