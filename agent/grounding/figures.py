@@ -174,9 +174,20 @@ class Figure(NamedTuple):
 
 def plain(value: Decimal) -> str:
     """A value for people and traces: no exponent, no trailing zeros, at most 4 decimals when computed."""
+    shown = str(value)
+    whole, point, decimals = shown.partition(".")
+    if len(shown) <= _PLAIN_DIGITS and whole.isdigit() and (not point or _plain_decimals(decimals)):
+        return shown  # already so (most values a result returns): what the rest gives for it
     if value != value.to_integral_value() and value.as_tuple().exponent < -4 and abs(value) < 10**20:  # type: ignore[operator]
         value = value.quantize(Decimal("0.0001"))
     return format(value.normalize(), "f")
+
+
+_PLAIN_DIGITS = 28  # the decimal context's precision: `normalize` rounds a longer value
+
+
+def _plain_decimals(decimals: str) -> bool:
+    return decimals.isdigit() and len(decimals) <= 4 and decimals[-1] != "0"
 
 
 def normalise_digits(text: str) -> str:

@@ -18,6 +18,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import lru_cache
 
 from agent.grounding.dates import month_number
 from agent.grounding.language import (
@@ -30,9 +31,11 @@ from agent.grounding.language import (
 from agent.grounding.openings import opened_by
 
 _LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+>#•·]+[ \t]*|\*\*)*\d{1,2}[.)、](?:\*\*)?[ \t]", re.M)
+# The same after a line's newline: a pattern that opens with one character skips to it at once, where `^` is tried
+# at every character. (A marker holds no newline: markers of two lines never overlap.)
+_LIST_MARKER_AFTER_NEWLINE = re.compile(r"\n[ \t]*(?:[-*+>#•·]+[ \t]*|\*\*)*\d{1,2}[.)、](?:\*\*)?[ \t]")
 _BULLET = re.compile(r"^[ \t]*(?:[-*+•·]|\d{1,2}[.)、])[ \t]+")
 _URL = re.compile(r"https?://\S+")
-_LINE = re.compile(r"^.*$", re.M)
 _TABLE_LINE = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
 _TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{2,}:?[ \t]*\|)+[ \t]*(?::?-{2,}:?[ \t]*)?$")
 _FOOTNOTE = re.compile(r"^[ \t]*\[\^([^\]\s]{1,16})\]:[ \t]*")
@@ -40,12 +43,15 @@ _SOURCES = re.compile(
     r"^[ \t>*_#-]*(?:" + "|".join(re.escape(label) for label in SOURCE_LABELS) + r")[ \t*_]*[:：]",
     re.IGNORECASE,
 )
+_ASCII_SOURCE_LABELS = frozenset(label.lower() for label in SOURCE_LABELS if label.isascii())
 # Semicolons do not end a sentence: "87 ms; p99 1.5 s [1]" is one statement with one citation.
 _SENTENCE_END = opened_by([("。！？!?\n", "[。！？!?\n]*"), (".", r"(?<=\S\.)(?=\s+\S)")])  # "…!?", "x. Y"
 _WORD_BEFORE = re.compile(r"(\S+)$")
 _WORD_AFTER = re.compile(r"[ \t]+[*_\"“(]*([^\W\d_]+)")
 # What separates clauses: punctuation (not a comma or point inside a figure) and joining words.
 # A colon or a dash is no mark: "**AMER**: $6.2M", "Shanghai — 28 °C" give the value of the name before them.
+# The characters `CJK_CLAUSE_JOINS` (an alternation of words as written) can open with.
+_CJK_JOIN_FIRSTS = tuple(dict.fromkeys(word[0] for word in CJK_CLAUSE_JOINS.pattern.split("|")))
 _NO_END = 1 << 62  # sorts after every clause that starts at a position
 _CLAUSE_MARK = opened_by([(",", r"(?<!\d,)"), (",", r"(?!\d)"), (";，；、()（）", "")])  # not ",' in "1,234"
 
@@ -96,7 +102,10 @@ class Layout:
 
 def blanked(text: str) -> str:
     """List numbering and URLs become spaces: they are not figures (positions stay where they were)."""
-    spans = [m.span() for m in _LIST_MARKER.finditer(text)] + [m.span() for m in _URL.finditer(text)]
+    first = _LIST_MARKER.match(text)
+    spans = [first.span()] if first is not None else []
+    spans += [(m.start() + 1, m.end()) for m in _LIST_MARKER_AFTER_NEWLINE.finditer(text)]
+    spans += [m.span() for m in _URL.finditer(text)] if "http" in text else []
     return mask(text, spans, 0, None) if spans else text
 
 
@@ -126,8 +135,7 @@ def layout(text: str) -> Layout:
             _add_prose(result, text, paragraph[0], paragraph[1])
             paragraph.clear()
 
-    for match in _LINE.finditer(text):
-        start, end, line = match.start(), match.end(), match.group(0)
+    for start, end, line in _lines(text):
         stripped = line.strip()
         if not stripped:  # a blank line ends a paragraph, a table, a list of sources
             close()
@@ -152,7 +160,7 @@ def layout(text: str) -> Layout:
             close()
             in_sources = False
             _add_block(result, Block(start, end, BlockKind.FOOTNOTE, label=footnote.group(1)))
-        elif ("：" in line or ":" in line) and _SOURCES.match(line):  # a list of sources has its colon
+        elif ("：" in line or ":" in line) and _lists_sources(line):  # a list of sources has its colon
             close()
             in_sources = True
             _add_block(result, Block(start, end, BlockKind.SOURCES))
@@ -168,6 +176,31 @@ def layout(text: str) -> Layout:
                 paragraph[1] = end
     close()
     return result
+
+
+def _lines(text: str) -> list[tuple[int, int, str]]:
+    """Each line of `text` with where it starts and ends (as `^.*$` finds them, the last one empty after a final
+    newline): split at once, where the pattern is tried at every character."""
+    found = []
+    start = 0
+    for line in text.split("\n"):
+        end = start + len(line)
+        found.append((start, end, line))
+        start = end + 1
+    return found
+
+
+def _lists_sources(line: str) -> bool:
+    """Does `line` open a list of sources (`_SOURCES`)? Its label stands between its opening marks and its first
+    colon: when that is ASCII, a set says whether it is a label (most lines with a colon are "**Berlin**: …")."""
+    start = len(line) - len(line.lstrip(" \t>*_#-"))
+    colons = [at for at in (line.find(":", start), line.find("：", start)) if at >= 0]
+    if not colons:
+        return False
+    label = line[start : min(colons)].rstrip(" \t*_")
+    if label.isascii():
+        return label.lower() in _ASCII_SOURCE_LABELS
+    return _SOURCES.match(line) is not None
 
 
 def _add_block(result: Layout, block: Block) -> None:
@@ -239,8 +272,10 @@ def clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
         if match.group(0) == "," and _inside_figure(text, match.start()):
             continue
         cuts += [match.start(), match.end()]
-    for joins in (CLAUSE_JOINS, CJK_CLAUSE_JOINS):
-        for match in joins.finditer(text, start, end):
+    for match in CLAUSE_JOINS.finditer(text, start, end):
+        cuts += [match.start(), match.end()]
+    if _may_join_cjk(text):  # most answers have none of their words
+        for match in CJK_CLAUSE_JOINS.finditer(text, start, end):
             cuts += [match.start(), match.end()]
     cuts.append(end)
     cuts.sort()
@@ -255,6 +290,12 @@ def clause_at(spans: Sequence[tuple[int, int]], at: int, default: tuple[int, int
     if index >= 0 and spans[index][0] <= at < spans[index][1]:
         return spans[index]
     return default
+
+
+@lru_cache(maxsize=8)
+def _may_join_cjk(text: str) -> bool:
+    """Can `CJK_CLAUSE_JOINS` match in `text`? Read once per text, for all its sentences."""
+    return any(first in text for first in _CJK_JOIN_FIRSTS)
 
 
 def _inside_figure(text: str, at: int) -> bool:

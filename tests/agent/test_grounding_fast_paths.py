@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 import re
+from decimal import Decimal
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent.grounding import dates, figures
+from agent.grounding import dates, figures, structure
+from agent.grounding.language import CJK_CLAUSE_JOINS, CLAUSE_JOINS
 
 EXAMPLES = int(os.environ.get("PARLEY_HYPOTHESIS_EXAMPLES", "400"))
 CHECKS = settings(
@@ -98,3 +100,117 @@ def test_time_words_open_with_each_case_of_their_letters() -> None:
 def test_number_pattern_table() -> None:
     for text in ("a-5 x -5 5-3 −4.5 +1.2 第3 p50 1,234,5 1.2.3 -12,345.6 (−7)", "-1", "+", "--5", "1-2-3"):
         assert _new_numbers(text) == _old_numbers(text), text
+
+
+LINES = st.lists(
+    st.one_of(
+        st.sampled_from(
+            [
+                "- **Berlin**: revenue",
+                "Sources: get_weather",
+                "**Quellen**:",
+                "> SOURCE :",
+                "来源：get_weather",
+                "数据来源: x",
+                "refs*: [1]",
+                "- _Via_ : a",
+                "ſources: x",
+                "SOURCES：",
+                "1. item",
+                "  12) item",
+                "- **3.** bold",
+                "* 4、 x",
+                "http://x.y/1.2",
+                "https://a.b",
+                "\n",
+                " ",
+                "\t",
+                ":",
+                "：",
+                "*",
+                "_",
+                "#",
+                "而且",
+                "但是",
+                "에 비해",
+                " and ",
+                " y ",
+                "，",
+                "、",
+                "(",
+                ")",
+                ";",
+                ",",
+                "1,234",
+            ]
+        ),
+        st.text(max_size=8),
+    ),
+    max_size=25,
+).map("".join)
+
+
+def _old_blanked(text: str) -> str:
+    marker = re.compile(r"^[ \t]*(?:[-*+>#•·]+[ \t]*|\*\*)*\d{1,2}[.)、](?:\*\*)?[ \t]", re.M)
+    spans = [m.span() for m in marker.finditer(text)] + [m.span() for m in re.finditer(r"https?://\S+", text)]
+    return structure.mask(text, spans, 0, None) if spans else text
+
+
+def _old_clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    cuts = [start]
+    for match in structure._CLAUSE_MARK.finditer(text, start, end):
+        if match.group(0) == "," and structure._inside_figure(text, match.start()):
+            continue
+        cuts += [match.start(), match.end()]
+    for joins in (CLAUSE_JOINS, CJK_CLAUSE_JOINS):
+        for match in joins.finditer(text, start, end):
+            cuts += [match.start(), match.end()]
+    cuts.append(end)
+    cuts.sort()
+    spans = [(a, b) for a, b in zip(cuts[::2], cuts[1::2], strict=False) if text[a:b].strip()]
+    return spans or [(start, end)]
+
+
+@CHECKS
+@given(LINES, st.integers(0, 30), st.integers(0, 30))
+def test_layout_fast_paths_read_as_the_patterns(text: str, start: int, length: int) -> None:
+    assert structure.blanked(text) == _old_blanked(text)
+    for line in text.split("\n"):
+        assert structure._lists_sources(line) == bool(structure._SOURCES.match(line)), line
+    start = min(start, len(text))
+    end = min(len(text), start + length)
+    assert structure.clauses(text, start, end) == _old_clauses(text, start, end)
+
+
+def test_cjk_clause_joins_are_words_as_written() -> None:
+    words = CJK_CLAUSE_JOINS.pattern.split("|")
+    assert all(not set(word) & set("\\[](){}.*+?^$") and CJK_CLAUSE_JOINS.fullmatch(word) for word in words)
+
+
+def _old_plain(value: Decimal) -> str:
+    if value != value.to_integral_value() and value.as_tuple().exponent < -4 and abs(value) < 10**20:  # type: ignore[operator]
+        value = value.quantize(Decimal("0.0001"))
+    return format(value.normalize(), "f")
+
+
+VALUES = st.one_of(
+    st.decimals(allow_nan=False, allow_infinity=True),
+    st.integers(-(10**40), 10**40).map(Decimal),
+    st.floats(allow_nan=False, allow_infinity=False).map(lambda f: Decimal(repr(f))),
+    st.sampled_from(["0", "-0", "0.0", "5.0", "1.87", "1200", "1.2E+3", "0.00010", "1.23456", "9" * 28, "9" * 29]).map(
+        Decimal
+    ),
+)
+
+
+@CHECKS
+@given(VALUES)
+def test_plain_shows_values_as_before(value: Decimal) -> None:
+    assert figures.plain(value) == _old_plain(value)
+
+
+@CHECKS
+@given(LINES)
+def test_lines_are_where_the_line_pattern_finds_them(text: str) -> None:
+    found = [(m.start(), m.end(), m.group(0)) for m in re.finditer(r"^.*$", text, re.M)]
+    assert structure._lines(text) == found
