@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import suppress
 from enum import StrEnum
 from functools import lru_cache
+from operator import itemgetter
 
 from agent.grounding.language import letter_words
 from agent.grounding.names import has_cjk
@@ -113,12 +115,11 @@ def superlatives(text: str) -> list[tuple[int, int, Direction]]:
     """Where `text` says a superlative: (start, end, direction), in order."""
     found: list[tuple[int, int, Direction]] = []
     words = letter_words(text)
-    directions = {word: _direction(word) for word in {word for _, word in words}}  # each distinct word once
-    opening = [at for at, (_, word) in enumerate(words) if directions[word] is not None or word in _PAIRS]
-    for at in opening:
+    said = list(map(itemgetter(1), words))
+    for at in _openings(said):
         start, word = words[at]
         following = words[at + 1][1] if at + 1 < len(words) else ""
-        direction = directions[word]
+        direction = _direction(word)
         if direction is not None and word in _UNIT_TOO and _UNIT_BEFORE.search(text, max(0, start - 2), start):
             continue  # "12 min", "3 max": a unit after a figure
         end = start + len(word)
@@ -142,6 +143,32 @@ def superlatives(text: str) -> list[tuple[int, int, Direction]]:
             direction = next((d for head, d in _CJK_NEXT if rest.startswith(head)), _E)
             found.append((at, at + len(lead), direction))
     return sorted(found)
+
+
+def _openings(said: list[str]) -> list[int]:
+    """Where the words said (lower-cased, in order) may open a superlative: a word with a direction, or the
+    first of a pair ("the most", "le plus")."""
+    opening = []
+    for word in set(said) - _QUIET:  # each distinct word once; most are known to open none
+        if _direction(word) is not None or word in _PAIRS:
+            opening.append(word)
+        else:
+            if len(_QUIET) >= _MAX_QUIET:
+                _QUIET.clear()
+            _QUIET.add(word)
+    return sorted(at for word in opening for at in _places(said, word))
+
+
+def _places(said: list[str], word: str) -> Iterator[int]:
+    at = -1
+    with suppress(ValueError):
+        while True:
+            at = said.index(word, at + 1)
+            yield at
+
+
+_QUIET: set[str] = set()  # words that open no superlative ("revenue", "orders")
+_MAX_QUIET = 50_000
 
 
 @lru_cache(maxsize=4096)

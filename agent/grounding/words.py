@@ -99,9 +99,10 @@ def read_number_words(text: str, languages: Sequence[str], taken: Sequence[tuple
             ):
                 continue  # no number in words in this language: most answers write digits
             # Only the sentences the parser changes (or that name a fraction or a dozen) are read word by word.
+            marks = _marks(starting)
             for segment in _SEGMENT.finditer(text):
                 part = segment.group(0)
-                if (_starting(set(part.split()), language) and alpha2digit(part, language) != part) or (
+                if (_may_start(part, marks, language) and alpha2digit(part, language) != part) or (
                     extra and _has_extra(part)
                 ):
                     figures += _latin(text, segment.start(), segment.end(), language, taken)
@@ -243,6 +244,22 @@ def _starting(pieces: set[str], language: str) -> set[str]:
         else:
             _remember(silent, piece)
     return found
+
+
+def _marks(starting: set[str]) -> set[str] | None:
+    """The words of these pieces, one of which a sentence holds if it holds a word that starts a number (a word
+    stands in one sentence, and its piece of the whole text holds it too); None when a piece may be split
+    otherwise."""
+    if any(_unsure(piece) for piece in starting):
+        return None
+    return {word for piece in starting for word in _PARSER_WORD.findall(piece)}
+
+
+def _may_start(part: str, marks: set[str] | None, language: str) -> bool:
+    """Does `part`, a sentence of a text whose starting pieces hold `marks`, hold a word that may start one?"""
+    if marks is not None and not any(mark in part for mark in marks):
+        return False
+    return bool(_starting(set(part.split()), language))
 
 
 def _in_context(starting: set[str], language: str) -> bool:

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from text_to_num import alpha2digit
 
-from agent.grounding import language, words
+from agent.grounding import language, superlatives, words
 from agent.grounding.figures import Figure
 from agent.grounding.language import (
     DECREASE,
@@ -21,6 +21,7 @@ from agent.grounding.language import (
     number_word_languages,
     says_decrease,
 )
+from agent.grounding.names import has_cjk
 from agent.grounding.words import read_number_words
 from agent.plain import plain_text
 
@@ -177,3 +178,62 @@ def test_words_read_by_their_neighbours_keep_the_whole_text_asked() -> None:
         ("erste;\nerste", ["de"]),
     ]:
         assert read_number_words(text, languages) == _number_words_as_before(text, languages)
+
+
+# --- superlatives ----------------------------------------------------------------------------------------------
+
+SUPERLATIVE_WORDS = st.sampled_from(
+    [
+        *("slowest", "fastest", "highest", "Highest", "the", "most", "least", "le", "la", "plus", "moins", "chaud"),
+        *("de", "más", "alta", "più", "bassa", "mais", "rápido", "höchsten", "umsatzstärkste", "min", "max"),
+        *("12", "3 ", "than", "que", "best", "worst", "最高", "最も", "高い", "가장", "느린", "peak", "l"),
+    ]
+)
+SUPERLATIVE_TEXT = st.lists(st.tuples(st.one_of(SUPERLATIVE_WORDS, PROSE_WORDS), SEPARATORS), max_size=20).map(
+    lambda pairs: "".join(w + g for w, g in pairs)
+)
+
+
+def _superlatives_as_before(text: str) -> list[tuple[int, int, superlatives.Direction]]:
+    """`superlatives.superlatives` as it found its opening words before: every word looked up."""
+    found: list[tuple[int, int, superlatives.Direction]] = []
+    said = letter_words(text)
+    directions = {word: superlatives._direction(word) for word in {word for _, word in said}}
+    opening = [at for at, (_, word) in enumerate(said) if directions[word] is not None or word in superlatives._PAIRS]
+    for at in opening:
+        start, word = said[at]
+        following = said[at + 1][1] if at + 1 < len(said) else ""
+        direction = directions[word]
+        if (
+            direction is not None
+            and word in superlatives._UNIT_TOO
+            and superlatives._UNIT_BEFORE.search(text, max(0, start - 2), start)
+        ):
+            continue
+        end = start + len(word)
+        if direction is None and word in superlatives._PAIRS and following:
+            if word in superlatives._ARTICLED and (at == 0 or said[at - 1][1] not in superlatives._ARTICLES):
+                continue
+            direction = next((d for stem, d in superlatives._PAIRS[word] if following.startswith(stem)), None)
+            if direction is not None:
+                at += 1
+                end = said[at][0] + len(following)
+                following = said[at + 1][1] if at + 1 < len(said) else ""
+        if direction is not None and following not in superlatives._COMPARING:
+            found.append((start, end, direction))
+    if not has_cjk(text):
+        return sorted(found)
+    for word, direction in superlatives._CJK_WORDS.items():
+        found.extend((at, at + len(word), direction) for at in superlatives._all(text, word))
+    for lead in superlatives._CJK_LEADS:
+        for at in superlatives._all(text, lead):
+            rest = text[at + len(lead) : at + len(lead) + 4].lstrip()
+            direction = next((d for head, d in superlatives._CJK_NEXT if rest.startswith(head)), superlatives._E)
+            found.append((at, at + len(lead), direction))
+    return sorted(found)
+
+
+@CHECKS
+@given(st.one_of(SUPERLATIVE_TEXT, PROSE, st.text(max_size=40)))
+def test_superlatives_as_before(text: str) -> None:
+    assert superlatives.superlatives(text) == _superlatives_as_before(text)
