@@ -61,6 +61,15 @@ _EXTREME_KEY = re.compile(r"(?:^|_|\b)(?:max|min|maximum|minimum|peak|high|low|h
 # A field holding a signed change: its sign says up or down ("change_pct_qoq": 3.2 rose).
 _CHANGE_KEY = re.compile(r"(?:^|_)(?:change|growth|delta|diff|variation|trend|yoy|qoq|mom|wow|dod)(?:$|_)", re.I)
 
+# Read for every figure: `Enum.MEMBER` costs a class lookup each time in Python 3.11.
+_EXACT, _PERCENT, _SCALED, _ROUNDED = (
+    GroundingRule.EXACT,
+    GroundingRule.PERCENT,
+    GroundingRule.SCALED,
+    GroundingRule.ROUNDED,
+)
+_APPARATUS = (BlockKind.FOOTNOTE, BlockKind.SOURCES)
+
 
 class Backing:
     """Backs the mentions of one answer against one run's results."""
@@ -92,6 +101,7 @@ class Backing:
         self._tagged_in: dict[int, set[int]] | None = None  # block → the results its exact tags name
         self._ordered: dict[tuple[int, frozenset[int]], tuple[list[Source], list[Source], _Unpointed]] = {}
         self._tools_of: dict[frozenset[int], set[str]] = {}
+        self._where: dict[int, str] = {}  # how a figure's backing names its result, by result
         # The asker's values. A question gives a handful: comparing with each costs less than hashing a Decimal
         # (equal Decimals hash alike, so equality says what a set would); a long list of them is a set.
         values = tuple(dict.fromkeys(a.value for asked in known.figures for a in asked.readings))
@@ -176,19 +186,22 @@ class Backing:
         """The candidates (`first`, then `rest`) that state `figure`, with how: their numbers first, their
         strings only if need be — and whether the search was settled: it stops at the first one that settles it
         (the answer's tag, the result its words name, or any result where they name none), which is then the
-        last. A figure its words say went down may also be its negative (`_Negated`, after its own readings)."""
+        last. A figure its words say went down may also be its negative (`_negatives`), tried in each result
+        after the figure as written."""
         stating: list[tuple[Source, Reading, Fact]] = []
         readings, approximation, pointed = figure.readings, figure.approximation, mention.pointer.numbers
-        negated = _Negated(figure, mention.clause) if figure.value > 0 else None
+        negatives: tuple[Reading, ...] | None = None  # made on first need: most figures are found as written
         for strings in (False, True):
             for source in itertools.chain(first, rest):
                 facts = self._facts(source)
                 # Every result's numbers were tried before any string is read: only its strings are left.
-                found = (
-                    facts.in_strings(readings, approximation, negated)
-                    if strings
-                    else facts.in_numbers(readings, approximation, negated)
-                )
+                find = facts.in_strings if strings else facts.in_numbers
+                found = find(readings, approximation)
+                if found is None:
+                    if negatives is None:
+                        negatives = _negatives(figure, mention.clause)
+                    if negatives:
+                        found = find(negatives, approximation)
                 if found is not None:
                     stating.append((source, *found))
                     if not pointed or source.number in pointed:
@@ -354,31 +367,33 @@ class Backing:
     ) -> None:
         mention.bound = source
         mention.backing = backing
-        mention.parley = not mention.strict and not self._tagged(mention, source)
-        by = ", cited by Parley" if mention.parley else ""
-        inputs = self.inputs.get(source.number, ())
-        used = f" (its call used {', '.join(s.tag for s in inputs)})" if inputs else ""
+        parley = mention.parley = not mention.strict and not self._tagged(mention, source)
+        where = self._where.get(source.number)
+        if where is None:  # " in [3] (its call used [1], [2])": the same for every figure of a result
+            inputs = self.inputs.get(source.number, ())
+            used = f" (its call used {', '.join(s.tag for s in inputs)})" if inputs else ""
+            where = self._where[source.number] = f" in {source.tag}{used}"
         mention.grounded = GroundedFigure(
             figure=mention.text,
             rule=rule,
-            how=f"{how} in {source.tag}{used}{by}",
+            how=f"{how}{where}, cited by Parley" if parley else f"{how}{where}",
             sources=[source.tag],
-            cited_by="parley" if mention.parley else "answer",
+            cited_by="parley" if parley else "answer",
         )
 
     def _tagged(self, mention: Mention, source: Source) -> bool:
         """Does the answer carry a tag for `source` where a reader of this figure sees it — in its paragraph, its
         bullet or its row? A footnote's line or a list of sources is apparatus: Parley adds nothing there."""
-        sentence = self.layout.sentences[mention.sentence]
-        if self.layout.blocks[sentence.block].kind in (BlockKind.FOOTNOTE, BlockKind.SOURCES):
+        block = self.layout.sentences[mention.sentence].block
+        if self.layout.blocks[block].kind in _APPARATUS:
             return True
         if self._tagged_in is None:
             self._tagged_in = {}
             for cite in self.citations.cites:
                 if cite.exact:
-                    block = self.layout.sentences[cite.sentence].block
-                    self._tagged_in.setdefault(block, set()).update(s.number for s in cite.sources)
-        return source.number in self._tagged_in.get(sentence.block, ())
+                    cited = self.layout.sentences[cite.sentence].block
+                    self._tagged_in.setdefault(cited, set()).update(s.number for s in cite.sources)
+        return source.number in self._tagged_in.get(block, ())
 
     def derive_all(self, mentions: Sequence[Mention]) -> None:
         """Ground, as derivations, the figures nothing states."""
@@ -540,15 +555,15 @@ def _is_change(key: str) -> bool:
 
 
 def _rule(figure: Figure, reading: Reading, fact: Fact) -> GroundingRule:
-    if fact.rule is not GroundingRule.EXACT:
+    if fact.rule is not _EXACT:
         return fact.rule
     if figure.percent and reading.unit is None:
-        return GroundingRule.PERCENT
-    if reading is not figure.readings[0] or figure.value != reading.value:
-        return GroundingRule.SCALED if len(figure.readings) > 1 and not figure.percent else GroundingRule.ROUNDED
+        return _PERCENT
+    if reading is not figure.readings[0]:  # (the first reading's value is the figure's: never NaN, so equal)
+        return _SCALED if len(figure.readings) > 1 and not figure.percent else _ROUNDED
     if fact.value != reading.value:
-        return GroundingRule.ROUNDED
-    return GroundingRule.EXACT
+        return _ROUNDED
+    return _EXACT
 
 
 def _value_operand(source: Source, fact: Fact) -> Operand:
@@ -558,23 +573,12 @@ def _value_operand(source: Source, fact: Fact) -> Operand:
     )
 
 
-class _Negated:
+def _negatives(figure: Figure, clause: str) -> tuple[Reading, ...]:
     """ "Fell 3.2 %", "down €12,000": a positive figure its words say went down may stand for a negative value
-    (`growth_pct: -3.2`), tried after the figure as written — "grew 3.2 %" never matches -3.2. Its clause is read
-    on first need: most figures are found as written."""
-
-    __slots__ = ("_clause", "_figure", "_readings")
-
-    def __init__(self, figure: Figure, clause: str) -> None:
-        self._figure = figure
-        self._clause = clause
-        self._readings: tuple[Reading, ...] | None = None
-
-    def __call__(self) -> tuple[Reading, ...]:
-        if self._readings is None:
-            readings = self._figure.readings
-            self._readings = tuple(r._replace(value=-r.value) for r in readings) if says_decrease(self._clause) else ()
-        return self._readings
+    (`growth_pct: -3.2`), tried after the figure as written — "grew 3.2 %" never matches -3.2."""
+    if figure.value <= 0 or not says_decrease(clause):
+        return ()
+    return tuple(r._replace(value=-r.value) for r in figure.readings)
 
 
 def _states_quarter(source: Source, year: int | None, quarter: int) -> bool:

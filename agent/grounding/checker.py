@@ -24,6 +24,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from datetime import date
+from operator import attrgetter
 
 from agent.grounding.attribution import NOWHERE, Attachment, Names, Pointer, attached, attachment, pointers
 from agent.grounding.backing import Backing, aggregates, extremes
@@ -44,6 +45,8 @@ from agent.source import Source
 
 _WORD_BEFORE = re.compile(r"([^\W\d_]{3,}) $")
 MAX_UNIT_CHARS = 4  # a capitalised word this short right after a figure is its unit ("412 Go", "3 TB")
+_START = attrgetter("start")
+_PROSE = BlockKind.PROSE  # read for every sentence: `Enum.MEMBER` costs a class lookup each time in Python 3.11
 
 
 def prepare(source: Source) -> None:
@@ -223,11 +226,15 @@ class _Checker:
         )
         unknown = UnknownNames(self.bare, known, german=self.languages[:1] == ["de"])
         seen: set[tuple[int, int]] = set()
+        spans: dict[tuple[int, int], tuple[int, int]] = {}  # by clause: the figures of a clause share it
         for mention in checked:
-            start, end = self._entity_span(mention)
-            if (start, end) in seen:
+            span = spans.get(mention.span)
+            if span is None:
+                span = spans[mention.span] = self._entity_span(mention)
+            if span in seen:
                 continue
-            seen.add((start, end))
+            seen.add(span)
+            start, end = span
             sentence = self.layout.sentences[mention.sentence].start
             for at, _, name in unknown.within(start, end, sentence):
                 if len(name) <= MAX_UNIT_CHARS and self._follows_figure(at):
@@ -285,10 +292,11 @@ class _Checker:
             sentence = result.sentences[mention.sentence]
             if mention.grounded is not None:
                 result.grounded.append(mention.grounded)
-                if mention.bound is not None:
-                    result.backed.append((mention.clause, mention.bound))
-                if mention.bound is not None and mention.bound not in sentence.cited:
-                    sentence.cited.append(mention.bound)
+                bound = mention.bound
+                if bound is not None:
+                    result.backed.append((mention.clause, bound))
+                    if bound not in sentence.cited:
+                        sentence.cited.append(bound)
                 continue
             if mention.wrong_entity:
                 continue  # said already, with the name
@@ -302,16 +310,17 @@ class _Checker:
         points = [a.at for a in ordered]
         for sentence in result.sentences:
             inside = ordered[bisect_left(points, sentence.start) : bisect_right(points, sentence.end)]
+            if not inside:
+                sentence.shown = sentence.text
+                continue
             raw = self.answer[sentence.start : sentence.end]
             lead = len(raw) - len(raw.lstrip())
-            shifted = [Attachment(a.at - sentence.start - lead, a.marker) for a in inside]
-            sentence.shown = attached(sentence.text, shifted).strip() if shifted else sentence.text
+            sentence.shown = _tagged(sentence.text, inside, sentence.start + lead).strip()
         cited = [s for sentence in result.sentences for s in sentence.cited]
         by_tag: dict[str, list[Source]] = {}
         for source in self.sources:
             by_tag.setdefault(source.tag, []).append(source)
-        grounded = [m.grounded for m in self.mentions if m.grounded is not None]
-        cited += [s for figure in grounded for tag in figure.sources for s in by_tag.get(tag, ())]
+        cited += [s for figure in result.grounded for tag in figure.sources for s in by_tag.get(tag, ())]
         cited += [earlier for source in list(cited) for earlier in self.inputs.get(source.number, ())]
         result.cited = _unique(cited)
         if self.sources and not result.cited:
@@ -330,9 +339,9 @@ class _Checker:
             if mention.grounded is not None and mention.parley and mention.bound is not None and not _year(mention):
                 by_sentence.setdefault(mention.sentence, []).append(mention)
         for index, mentions in by_sentence.items():
-            ordered = sorted(mentions, key=lambda m: m.start)
+            ordered = sorted(mentions, key=_START)
             sentence = self.layout.sentences[index]
-            prose = self.layout.blocks[sentence.block].kind is BlockKind.PROSE
+            prose = self.layout.blocks[sentence.block].kind is _PROSE
             for at, mention in enumerate(ordered):
                 following = ordered[at + 1] if at + 1 < len(ordered) else None
                 if following is not None and following.bound is mention.bound:
@@ -400,6 +409,18 @@ def _for_people(problem: str) -> str:
     if "but its sentence is about" in problem:
         return f"{what} belongs to another result than the one its sentence is about"
     return f"{what} matches no tool result"
+
+
+def _tagged(text: str, attachments: Sequence[Attachment], offset: int) -> str:
+    """`attached(text, …)` with the attachments (in order) of the whole answer, `text` standing at `offset` in it."""
+    pieces: list[str] = []
+    at = 0
+    for item in attachments:
+        point = item.at - offset
+        pieces += [text[at:point], item.marker]
+        at = point
+    pieces.append(text[at:])
+    return "".join(pieces)
 
 
 def _sentence_end(text: str, start: int, end: int) -> int:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 
 from agent.grounding.language import CJK_ORGANISATION_SUFFIXES, NOT_NAMES, ORGANISATION_SUFFIXES, UNIT_WORDS
 from agent.grounding.names import NamedText, has_cjk
@@ -93,14 +93,22 @@ class UnknownNames:
 
     def _judge(self, begin: int, words: str, sentence: int) -> tuple[int, int, str] | None:
         """The name a run of capitalised words at `begin` gives, if it is one nothing the run saw names."""
-        name = _trimmed(words)
-        if not name or not _may_be_name(name, german=self._german):
+        name = _name_in(words, german=self._german)
+        if not name:
             return None
         at = begin + words.find(name)
         opening = " " not in name and _opens(self._text[sentence:at])
         if opening or _labels(self._text, at + len(name), sentence, at):
             return None  # "Revenue grew …": a sentence's first word is capitalised whatever it is
         return None if _known(name, self._known) else (at, at + len(name), name)
+
+
+@lru_cache(maxsize=4096)
+def _name_in(words: str, *, german: bool) -> str:
+    """The name a run of capitalised words gives if it looks like one, else "": judged once for every answer
+    that writes the run (a run's words alone say it)."""
+    name = _trimmed(words)
+    return name if name and _may_be_name(name, german=german) else ""
 
 
 def _trimmed(words: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -32,7 +32,7 @@ _HUNDRED = Decimal(100)
 # Read for every figure against every value: `Enum.MEMBER` costs a class lookup each time in Python 3.11.
 _CURRENCY, _PERCENT, _AS_FRACTION = Family.CURRENCY, Family.PERCENT, GroundingRule.PERCENT
 _EPSILON = 1e-9
-Readings = Callable[[], Sequence[Reading]]  # more readings of a figure, made on first need
+_CONTEXT_DIGITS = 28  # the precision of Decimal's default context
 
 
 class Fact(NamedTuple):
@@ -50,8 +50,22 @@ class Fact(NamedTuple):
         return self.returned == self.returned.to_integral_value() and str(int(self.returned)) in self.key
 
     def shown(self) -> str:
-        where = f" ({self.key})" if self.key else ""
-        return f"{plain(self.returned)}{where}"
+        shown = _plain(self.returned)
+        return f"{shown} ({self.key})" if self.key else shown
+
+
+def _plain(value: Decimal) -> str:
+    """`plain(value)`, read off its string when that is what `plain` makes of it: an integer or a decimal of at
+    most 4 places, without an exponent or trailing zeros — what tools return — within the 28 digits of the
+    context (`normalize` rounds to them)."""
+    text = str(value)
+    if len(text) <= _CONTEXT_DIGITS and "E" not in text and text[-1].isdigit():  # not NaN, not Infinity
+        point = text.find(".")
+        if point < 0:
+            return text
+        if len(text) - point <= 5:
+            return text.rstrip("0").rstrip(".")
+    return plain(value)
 
 
 class _Sorted:
@@ -121,20 +135,25 @@ class SourceFacts:
             found = self.in_strings(readings, approximation)
         return found
 
-    def in_numbers(
-        self, readings: Sequence[Reading], approximation: Approximation, more: Readings | None = None
-    ) -> tuple[Reading, Fact] | None:
-        """`find` among the result's numbers only. `more`: readings tried after `readings`, asked for only when
-        none of those is found."""
-        return _first(self._numbers, readings, approximation, more)
+    def in_numbers(self, readings: Sequence[Reading], approximation: Approximation) -> tuple[Reading, Fact] | None:
+        """`find` among the result's numbers only."""
+        numbers = self._numbers
+        for reading in readings:
+            fact = _find(numbers, reading, approximation)
+            if fact is not None:
+                return reading, fact
+        return None
 
-    def in_strings(
-        self, readings: Sequence[Reading], approximation: Approximation, more: Readings | None = None
-    ) -> tuple[Reading, Fact] | None:
+    def in_strings(self, readings: Sequence[Reading], approximation: Approximation) -> tuple[Reading, Fact] | None:
         """`find` among the figures in the result's strings only (read on first need)."""
         if not self._texts:
             return None
-        return _first(self._strings(), readings, approximation, more)
+        strings = self._strings()
+        for reading in readings:
+            fact = _find(strings, reading, approximation)
+            if fact is not None:
+                return reading, fact
+        return None
 
     def _strings(self) -> _Sorted:
         if self._text_facts is None:
@@ -152,21 +171,6 @@ class SourceFacts:
                     dates.extend(read_dates(normalise_digits(text)))
             self._text_facts, self._dates = _Sorted(facts), tuple(dates)
         return self._text_facts
-
-
-def _first(
-    facts: _Sorted, readings: Sequence[Reading], approximation: Approximation, more: Readings | None
-) -> tuple[Reading, Fact] | None:
-    for reading in readings:
-        fact = _find(facts, reading, approximation)
-        if fact is not None:
-            return reading, fact
-    if more is not None:
-        for reading in more():
-            fact = _find(facts, reading, approximation)
-            if fact is not None:
-                return reading, fact
-    return None
 
 
 def _find(facts: _Sorted, reading: Reading, approximation: Approximation) -> Fact | None:

@@ -119,33 +119,35 @@ _DECREASE_WORDS = (
 )
 _DECREASE_CJK = "下降|减少|降低|下跌|下滑|减|降|低|少|減少|低下|下落|減|下回|감소|하락|줄"
 DECREASE = re.compile(rf"\b(?:{_DECREASE_WORDS})\b|{_DECREASE_CJK}", re.IGNORECASE)
-# `DECREASE` searched in a text, read word by word: its words hold only word characters (\w), so a match
-# bounded by \b on both sides is a whole run of them, and its CJK words lie within one. Each run is judged
-# once, whatever text it comes in (a clause, the words around a figure).
+# `DECREASE` searched in a text, read piece by piece (between its spaces): its words hold only word characters
+# (\w), so a match bounded by \b on both sides is a whole run of them, and its CJK words lie within one; no
+# run spans a space. Each piece is judged once, whatever text it comes in (a clause, the words around a figure).
 _DECREASE_WORD = re.compile(_DECREASE_WORDS, re.IGNORECASE)
 _DECREASE_WITHIN = re.compile(_DECREASE_CJK, re.IGNORECASE)
 _RUNS = re.compile(r"\w+")
-_STEADY: set[str] = set()  # runs that say no decrease ("revenue", "3", "orders")
-_FALLING: set[str] = set()  # runs that say one ("fell", "下降")
-_MAX_RUNS = 50_000  # a bound on what is remembered (numbers are runs too)
+_STEADY: set[str] = set()  # pieces that say no decrease ("revenue", "3,020", "orders,")
+_FALLING: set[str] = set()  # pieces that say one ("fell", "下降了")
+_MAX_PIECES = 50_000  # a bound on what is remembered (figures are pieces too)
 
 
 @lru_cache(maxsize=1024)
 def says_decrease(text: str) -> bool:
     """Do these words say something went down? (Read once per clause: each of its figures asks.)"""
-    runs = _RUNS.findall(text)
-    if _STEADY.issuperset(runs):
+    pieces = text.split()
+    if _STEADY.issuperset(pieces):
         return False
-    for run in runs:
-        if run in _STEADY:
+    for piece in pieces:
+        if piece in _STEADY:
             continue
-        if run in _FALLING or _DECREASE_WORD.fullmatch(run) or _DECREASE_WITHIN.search(run):
-            if len(_FALLING) < _MAX_RUNS:
-                _FALLING.add(run)
+        if piece in _FALLING or any(
+            _DECREASE_WORD.fullmatch(run) or _DECREASE_WITHIN.search(run) for run in _RUNS.findall(piece)
+        ):
+            if len(_FALLING) < _MAX_PIECES:
+                _FALLING.add(piece)
             return True
-        if len(_STEADY) >= _MAX_RUNS:
+        if len(_STEADY) >= _MAX_PIECES:
             _STEADY.clear()
-        _STEADY.add(run)
+        _STEADY.add(piece)
     return False
 
 
@@ -231,8 +233,8 @@ def letter_words(text: str) -> tuple[tuple[int, str], ...]:
 
 
 def lowered_words(words: Iterable[str]) -> list[str]:
-    """Each word (letters, none empty) lower-cased as `word.lower()` would, in one call: joined by spaces, which
-    no word holds and no lower-casing makes, and which end a word for Greek's final sigma as the text's end does."""
+    """Each word (none empty, none holding a space) lower-cased as `word.lower()` would, in one call: joined by
+    spaces, which no lower-casing makes, and which end a word for Greek's final sigma as the text's end does."""
     joined = " ".join(words)
     return joined.lower().split(" ") if joined else []
 

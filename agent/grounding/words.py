@@ -90,8 +90,8 @@ def read_number_words(text: str, languages: Sequence[str], taken: Sequence[tuple
     figures: list[Figure] = []
     text = plain_text(text)  # the parsers take only valid UTF-8; one character for one keeps positions
     if _LETTERS.search(text):
-        extra = _has_extra(text)  # a fraction or a dozen somewhere
         pieces = set(text.split())
+        extra = _has_extra(text, pieces)  # a fraction or a dozen somewhere
         for language in languages:
             starting = _starting(pieces, language)
             if not extra and (
@@ -176,12 +176,13 @@ def _latin(text: str, begin: int, finish: int, language: str, taken: Sequence[tu
     return figures
 
 
-def _has_extra(text: str) -> bool:
-    """Does `text` name a fraction or a dozen (one of its letter words, lower-cased, is one)?"""
+def _has_extra(text: str, pieces: set[str] | None = None) -> bool:
+    """Does `text` name a fraction or a dozen (one of its letter words, lower-cased, is one)? `pieces`: its
+    pieces between spaces, when known."""
     # Such a word, lower-cased, stands within one of the text's lower-cased pieces between spaces: only a text
     # with a piece that holds one is read word by word. Pieces repeat from answer to answer (their figures are
-    # masked): each is looked at once.
-    pieces = set(text.lower().split())
+    # masked): each is looked at once. (Lower-casing makes no space, nor takes one away.)
+    pieces = set(lowered_words(pieces)) if pieces is not None else set(text.lower().split())
     if _PLAIN_PIECES.issuperset(pieces):
         return False
     holding = False

@@ -1,7 +1,7 @@
 """The fact-checker's fast lookups say what the plain definitions they replace say: a value's hull and the
 edge `inside` may leave out (`hull`) against `inside`; a result's facts looked up by exact value against the
 float lookup with its tolerance; a figure's negative readings made on first need against the figure read with
-them at once."""
+them."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from decimal import Decimal
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent.grounding.backing import _Negated
+from agent.grounding.backing import _negatives
 from agent.grounding.derivation import hull, inside, interval
-from agent.grounding.facts import Fact, SourceFacts, _find, _Sorted, _units_allow
-from agent.grounding.figures import Approximation, Figure, Reading
+from agent.grounding.facts import Fact, _find, _plain, _Sorted, _units_allow
+from agent.grounding.figures import Approximation, Figure, Reading, plain
 from agent.grounding.language import says_decrease
 from agent.grounding.units import UNITS, convert
 from agent.result import GroundingRule
@@ -110,11 +110,33 @@ CLAUSES = [
 
 
 @given(clause=st.sampled_from(CLAUSES), values=st.lists(READINGS, min_size=1, max_size=3))
-def test_grounding_negative_readings_made_on_need_are_those_of_the_figure_read_with_them(clause, values):
+def test_grounding_negative_readings_tried_after_a_figures_own_are_those_it_was_read_with(clause, values):
     figure = Figure("3.2", 0, 3, tuple(values))
-    negated = _Negated(figure, clause)
-    signed = tuple(r._replace(value=-r.value) for r in figure.readings) if says_decrease(clause) else ()
-    assert negated() == signed and negated() is negated()  # made once
-    facts = SourceFacts([Fact(-r.value, r.unit, GroundingRule.EXACT, "growth_pct", -r.value) for r in values], [])
-    both = (*figure.readings, *signed)
-    assert facts.in_numbers(figure.readings, figure.approximation, negated) == facts.find(both, figure.approximation)
+    signed = tuple(r._replace(value=-r.value) for r in figure.readings)
+    assert _negatives(figure, clause) == (signed if figure.value > 0 and says_decrease(clause) else ())
+
+
+DECIMALS = st.one_of(
+    st.decimals(allow_nan=False, allow_infinity=False),
+    st.decimals(allow_nan=False, allow_infinity=False, places=2),
+    st.floats(allow_nan=False, allow_infinity=False).map(lambda f: Decimal(repr(f))),
+    st.integers(min_value=-(10**40), max_value=10**40).map(Decimal),
+    st.sampled_from(["-0", "0.0", "-0.00", "100.0", "1.23450", "5.00000", "1E+2", "0.000001", "1" * 28, "1" * 29]).map(
+        Decimal
+    ),
+    st.sampled_from(["NaN", "Infinity", "-Infinity"]).map(Decimal),
+)
+
+
+@CHECKS
+@given(value=DECIMALS)
+def test_grounding_a_value_read_off_its_string_is_shown_as_plain_shows_it(value):
+    try:
+        expected = plain(value)
+    except (TypeError, ArithmeticError):
+        expected = None  # NaN: `plain` has no answer, nor may the shortcut
+    try:
+        shortcut = _plain(value)
+    except (TypeError, ArithmeticError):
+        shortcut = None
+    assert shortcut == expected

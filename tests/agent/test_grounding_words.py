@@ -140,6 +140,8 @@ def test_letter_words_and_language_as_before(text: str) -> None:
     assert number_word_languages(text) == _languages_as_before(text)
     assert number_word_languages(padded) == _languages_as_before(padded)
     assert words._has_extra(text) is _has_extra_as_before(text)
+    assert words._has_extra(text, set(text.split())) is _has_extra_as_before(text)
+    assert set(lowered_words(set(text.split()))) == set(text.lower().split())
 
 
 def test_lowered_words_keep_greek_final_sigma() -> None:
