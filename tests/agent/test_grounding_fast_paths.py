@@ -3,23 +3,17 @@ pattern, over text built from the characters those patterns turn on (several scr
 
 from __future__ import annotations
 
-import os
 import re
 from decimal import Decimal
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from agent.grounding import dates, figures, structure
 from agent.grounding.language import CJK_CLAUSE_JOINS, CLAUSE_JOINS
+from tests.examples import checks
 
-EXAMPLES = int(os.environ.get("PARLEY_HYPOTHESIS_EXAMPLES", "400"))
-CHECKS = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    derandomize="PARLEY_HYPOTHESIS_EXAMPLES" not in os.environ,
-)
+CHECKS = checks(400)
 
 # Characters and pieces the patterns below turn on: digits (also non-ASCII ones), signs, separators, spaces of
 # several widths, letters that open units, scales, quarters and times, CJK date and scale marks.

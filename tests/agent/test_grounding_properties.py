@@ -3,11 +3,10 @@ and a figure no result states is never grounded."""
 
 from __future__ import annotations
 
-import os
 import re
 from decimal import Decimal
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from agent.grounding import check as check_answer
@@ -19,14 +18,9 @@ from agent.planner import plan_by_rules
 from agent.small_talk import is_small_talk
 from agent.source import Source
 from agent.tools.base import ToolSpec
+from tests.examples import checks
 
-EXAMPLES = int(os.environ.get("PARLEY_HYPOTHESIS_EXAMPLES", "150"))
-CHECKS = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    derandomize="PARLEY_HYPOTHESIS_EXAMPLES" not in os.environ,  # CI: the same examples every time
-)
+CHECKS = checks(150)
 
 # Text that looks like answers: figures in many forms, citation tags, dates, CJK, odd characters.
 PIECES = st.sampled_from(

@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-import os
 import re
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from text_to_num import alpha2digit
 
@@ -24,14 +23,9 @@ from agent.grounding.language import (
 from agent.grounding.names import has_cjk
 from agent.grounding.words import read_number_words
 from agent.plain import plain_text
+from tests.examples import checks
 
-EXAMPLES = int(os.environ.get("PARLEY_HYPOTHESIS_EXAMPLES", "300"))
-CHECKS = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    derandomize="PARLEY_HYPOTHESIS_EXAMPLES" not in os.environ,
-)
+CHECKS = checks(300)
 
 # Words and pieces of words in the languages the checker reads, with the characters where word boundaries and
 # case are subtle: the Kelvin sign and the long s (which match "k" and "s" ignoring case), a dotted capital I,

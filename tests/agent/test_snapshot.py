@@ -5,23 +5,18 @@ resumed with a silent 0."""
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from agent import DoneItem, HeldCall, Message, RunCounters, RunHeld, RunSnapshot, Source, ToolCallRequest
 from tests.agent.toolbox import ScriptedTool, make_agent, replay
+from tests.examples import checks
 
-CHECKS = settings(
-    max_examples=int(os.environ.get("PARLEY_HYPOTHESIS_EXAMPLES", "100")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    derandomize="PARLEY_HYPOTHESIS_EXAMPLES" not in os.environ,  # CI: the same examples every time
-)
+CHECKS = checks(100)
 
 # What tools return and models ask for, as JSON carries it (NaN is mended before a snapshot is taken).
 TEXT = st.text(max_size=12)
