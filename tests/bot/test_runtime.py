@@ -34,8 +34,6 @@ async def db(runtime_pg_url: str) -> AsyncIterator[Database]:
 
 async def test_runtime_start_pays_first_use_costs_before_serving(db: Database, llm_server: FakeLLMServer) -> None:
     caches = loaded_once()
-    for cache in caches.values():
-        cache.cache_clear()
     async with httpx.AsyncClient() as http, agent_for(llm_server.base_url, ["calculator"], http) as agent:
         runtime = build_runtime(Settings(workers=1), db, agent)
         await runtime.start()
