@@ -187,40 +187,6 @@ RESPECTIVELY = re.compile(
     re.IGNORECASE,
 )
 
-# "The slowest endpoint … 912 ms": a superlative says a figure is the largest (or the smallest) of its kind —
-# or either, where that depends on what is measured ("slowest" latency, "fastest" runner).
-_SUPERLATIVE_WORDS = {
-    **dict.fromkeys(("highest", "largest", "biggest", "maximum", "max", "peak", "greatest", "mayor"), "largest"),
-    **dict.fromkeys(("lowest", "smallest", "fewest", "minimum", "min", "menor"), "smallest"),
-    **dict.fromkeys(
-        (
-            *("slowest", "fastest", "best", "worst", "hottest", "coldest", "warmest", "coolest", "busiest"),
-            *("quietest", "cheapest", "dearest", "pire", "mejor", "peor"),
-        ),
-        "either",
-    ),
-}
-_SUPERLATIVE_STEMS = (
-    *(("höchste", "largest"), ("größte", "largest"), ("meiste", "largest"), ("maximal", "largest")),
-    *(("máxim", "largest"), ("massim", "largest"), ("niedrigste", "smallest"), ("kleinste", "smallest")),
-    *(("wenigste", "smallest"), ("minimal", "smallest"), ("mínim", "smallest"), ("langsamste", "either")),
-    *(("schnellste", "either"), ("beste", "either"), ("schlechteste", "either"), ("wärmste", "either")),
-    *(("kälteste", "either"), ("meilleur", "either")),
-)
-_STEM_HEADS = frozenset(stem[:3] for stem, _ in _SUPERLATIVE_STEMS)
-_SUPERLATIVE_PAIRS = {  # a word, then how the next one starts: "the most", "le plus", "más alto"
-    "the": (("most", "largest"), ("least", "smallest")),
-    "le": (("plus", "largest"), ("moins", "smallest")),
-    "la": (("plus", "largest"), ("moins", "smallest")),
-    "plus": (("bas", "smallest"), ("petit", "smallest"), ("lent", "either"), ("rapide", "either")),
-    "más": (("alt", "largest"), ("baj", "smallest"), ("lent", "either"), ("rápid", "either")),
-    "più": (("alt", "largest"), ("bass", "smallest")),
-}
-_CJK_SUPERLATIVES = {
-    **dict.fromkeys(("最高", "最大", "最多", "最长"), "largest"),
-    **dict.fromkeys(("最低", "最小", "最少", "最短"), "smallest"),
-    **dict.fromkeys(("最慢", "最快", "最好", "最差", "最热", "最冷", "最も", "一番"), "either"),
-}
 _LETTER_WORDS = re.compile(r"[^\W\d_]+")
 
 
@@ -237,27 +203,6 @@ def lowered_words(words: Iterable[str]) -> list[str]:
     spaces, which no lower-casing makes, and which end a word for Greek's final sigma as the text's end does."""
     joined = " ".join(words)
     return joined.lower().split(" ") if joined else []
-
-
-def superlatives(text: str) -> list[tuple[int, str]]:
-    """Where `text` says "largest", "smallest", or "either": (position, kind), in order."""
-    found: list[tuple[int, str]] = []
-    words = letter_words(text)
-    for at, (start, word) in enumerate(words):
-        kind = _SUPERLATIVE_WORDS.get(word, "")
-        if not kind and word[:3] in _STEM_HEADS:
-            kind = next((k for stem, k in _SUPERLATIVE_STEMS if word.startswith(stem)), "")
-        if not kind and word in _SUPERLATIVE_PAIRS and at + 1 < len(words):
-            following = words[at + 1][1]
-            kind = next((k for stem, k in _SUPERLATIVE_PAIRS[word] if following.startswith(stem)), "")
-        if kind:
-            found.append((start, kind))
-    for word, kind in _CJK_SUPERLATIVES.items():
-        at = text.find(word)
-        while at >= 0:
-            found.append((at, kind))
-            at = text.find(word, at + 1)
-    return sorted(found)
 
 
 # Common states a result's items are in, and the words answers use for them: a count by state ("3 of the 5
