@@ -12,7 +12,9 @@ and the untagged one must come back with a citation Parley attached to every bul
 "cold" builds the sources anew for every check, nothing read; "prepared" builds them anew and reads each
 (`prepare`), as the loop does when each result arrives — the check a run waits for at its closing; "warm"
 checks again against the same sources (a repaired draft). Samples are the wall time of one `check` call;
-"reading 20 results" is what `prepare` cost, spread over the run as the results came in.
+"reading 20 results" is what `prepare` cost, spread over the run as the results came in. "machine speed", printed
+before and after, times a fixed loop: machines here differ up to threefold between sessions, and so does the
+load, so compare timings only between runs whose machine speed agrees (3.5–4 ms on a quiet, slow machine).
 
     .venv/bin/python bench/grounding_check.py [--runs 2000]
 
@@ -154,6 +156,19 @@ def measure(runs: int, write: Callable[[Sequence[Source]], str]) -> Samples:
     return samples
 
 
+def machine_speed(runs: int = 300) -> float:
+    """Milliseconds (p50) of a fixed pure-Python loop: the same work on every machine, so that this machine's
+    timings can be compared with another session's (its checks cost the same instructions there)."""
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        total = 0
+        for number in range(60_000):
+            total += number * number
+        samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples)
+
+
 def row(label: str, values: Sequence[float]) -> str:
     ordered = sorted(values)
     p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
@@ -172,6 +187,7 @@ def main() -> int:
     gc.freeze()  # as `parley serve` does after start-up
     print(f"grounding check · {args.runs} runs per answer · 20 sources")
     print(f"python {platform.python_version()} · {platform.machine()} · {platform.system()}")
+    print(f"machine speed: a fixed loop of 60,000 multiply-adds takes {machine_speed():.2f} ms (p50)")
     print(f"{'ms':<22}{'mean':>10}{'p50':>10}{'p99':>10}{'max':>10}")
     verdicts = []
     for name, write in answers.items():
@@ -183,6 +199,7 @@ def main() -> int:
         print(row("  reading 20 results", samples.reading))
         p99 = sorted(samples.prepared)[int(0.99 * len(samples.prepared))]
         verdicts.append(f"{name} {p99:.3f} ms {'met' if p99 < TARGET_P99_MS else 'NOT met'}")
+    print(f"machine speed at the end: {machine_speed():.2f} ms (p50; if it moved, the load did)")
     print(f"target < {TARGET_P99_MS:g} ms p99 (prepared): " + "; ".join(verdicts))
     return 0
 
