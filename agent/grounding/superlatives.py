@@ -22,7 +22,6 @@ from functools import lru_cache
 from operator import itemgetter
 
 from agent.grounding.language import letter_words
-from agent.grounding.names import has_cjk
 from agent.grounding.units import Family, Unit
 
 
@@ -110,6 +109,8 @@ _CJK_NEXT: tuple[tuple[str, Direction], ...] = (
     *(("적", _S), ("작", _S), ("추운", _S), ("춥", _S), ("저렴", _S), ("싼", _S), ("느", _SLOW), ("빠", _FAST)),
 )
 
+_CJK_FIRSTS = frozenset(word[0] for word in (*_CJK_WORDS, *_CJK_LEADS))  # 最, 一, 가, 제
+
 
 def superlatives(text: str) -> list[tuple[int, int, Direction]]:
     """Where `text` says a superlative: (start, end, direction), in order."""
@@ -133,8 +134,8 @@ def superlatives(text: str) -> list[tuple[int, int, Direction]]:
                 following = words[at + 1][1] if at + 1 < len(words) else ""
         if direction is not None and following not in _COMPARING:
             found.append((start, end, direction))
-    if not has_cjk(text):
-        return sorted(found)  # every word below is written in CJK characters
+    if not any(first in text for first in _CJK_FIRSTS):
+        return sorted(found)  # no word below is in it: a few characters looked for cost less than a CJK scan
     for word, direction in _CJK_WORDS.items():
         found.extend((at, at + len(word), direction) for at in _all(text, word))
     for lead in _CJK_LEADS:
