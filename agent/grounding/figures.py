@@ -136,10 +136,11 @@ _BEFORE = re.compile(
 
 _LONGEST_BEFORE = max(len(word) for words in _APPROXIMATIONS.values() for word in words)
 # Read for every figure: `Enum.MEMBER` costs a class lookup each time in Python 3.11.
-_EXACT, _PERCENT, _CURRENCY = Approximation.EXACT, Family.PERCENT, Family.CURRENCY
+_EXACT, _PERCENT, _CURRENCY, _DURATION = Approximation.EXACT, Family.PERCENT, Family.CURRENCY, Family.DURATION
 _AFTER_FIRST = frozenset(word[0] for words in _APPROXIMATIONS_AFTER.values() for word in words)
 _LAST_WORDS = frozenset(w.split()[-1].casefold() for words in _APPROXIMATIONS.values() for w in words)
 _CJK_LAST = tuple(w for words in _APPROXIMATIONS.values() for w in words if not w.isascii())
+_CJK_LAST_ENDS = frozenset(w[-1] for w in _CJK_LAST)  # each word's last character: most figures follow none
 
 
 class Reading(NamedTuple):
@@ -246,6 +247,7 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
     if "分" in text:  # "4分の3", "3分之2": a fraction in digits, the denominator first
         figures += [_digit_fraction(match, text) for match in _DIGIT_FRACTION.finditer(text)]
     taken = [(f.start, f.end) for f in figures]
+    durations = bool(figures)  # whether a figure may open "1 hour 30 minutes" (`_joined_durations`)
     rate_per: Unit | None = None
     read_to = 0
     for match in _NUMBER.finditer(text):
@@ -279,6 +281,8 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
         mantissas = _mantissas(match, mark)
         if not mantissas:
             continue
+        # Multiplying by one rounds only a value longer than the decimal context's precision: most are taken as read.
+        short = end - start <= _PLAIN_DIGITS
         scale, end = _scale(text, end, trillion_is_billion)
         unit, used = unit_after(text[end : end + 24])
         if unit is not None and _glued_letters(text, end, used):
@@ -297,8 +301,9 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
             per = rate_per or _per_before(text, start)
             per = per if per != unit else None
         rate_per = None
+        durations = durations or (unit is not None and unit.family is _DURATION)
         approximation = _approximation(text, start, end)
-        readings = _readings(mantissas, scale, unit, negative, approximation)
+        readings = _readings(mantissas, None if short and scale is _UNSCALED else scale, unit, negative, approximation)
         figures.append(
             Figure(
                 text[start:end].strip(),
@@ -312,7 +317,9 @@ def read_figures(text: str, *, mark: str | None = None, trillion_is_billion: boo
             )
         )
         read_to = end
-    return _joined_durations(sorted(figures, key=lambda f: f.start), text)
+    if taken:  # the figures in digits were found in order, after those read before them
+        figures.sort(key=lambda f: f.start)
+    return _joined_durations(figures, text) if durations else figures
 
 
 _ONE = re.compile(r"1\s?(?=[^\d\s.,])")
@@ -454,10 +461,10 @@ def _mantissas(match: re.Match[str], mark: str | None) -> list[tuple[Decimal, in
     """The figure's digits (`_NUMBER`) as (value, decimals shown), one per plausible reading, the likeliest first."""
     body = match.group(0)
     sep, dec, frac, dec2, frac2 = match.groups()
-    if sep is None:
+    if sep is None:  # "12", "12.5", "12,5": one mark at most, the decimal one
         if dec2 is None:
             return _decimal(body, None)
-        return _decimal(body[: -len(frac2) - 1], frac2)
+        return _written(body if dec2 == "." else body.replace(",", "."), len(frac2))
     if dec is not None:
         if dec == sep:
             return []  # "1,234,5": no reading of that is a number
@@ -477,11 +484,15 @@ def _mantissas(match: re.Match[str], mark: str | None) -> list[tuple[Decimal, in
 
 
 def _decimal(whole: str, frac: str | None) -> list[tuple[Decimal, int]]:
+    return _written(f"{whole}.{frac}" if frac else whole, len(frac) if frac else 0)
+
+
+def _written(number: str, decimals: int) -> list[tuple[Decimal, int]]:
+    """`number` ("12.5": a point, if any, as the decimal mark) as a value, with its `decimals` shown."""
     try:
-        value = Decimal(f"{whole}.{frac}" if frac else whole)
+        return [(Decimal(number), decimals)]
     except InvalidOperation:
         return []
-    return [(value, len(frac) if frac else 0)]
 
 
 def _scale(text: str, end: int, english: bool) -> tuple[Decimal, int]:
@@ -522,7 +533,7 @@ def _approximation(text: str, start: int, end: int) -> Approximation:
         before = before[:-1].rstrip()
     last = before.rsplit(None, 1)[-1].casefold() if before else ""
     # Most figures follow no approximation word: one set lookup decides before any pattern runs.
-    if last in _LAST_WORDS or last.endswith(_CJK_LAST):
+    if last in _LAST_WORDS or (last[-1:] in _CJK_LAST_ENDS and last.endswith(_CJK_LAST)):
         # The words end where `before` ends: no match starts earlier than the longest word and its boundary.
         match = _BEFORE.search(before, max(0, len(before) - _LONGEST_BEFORE - 1))
         if match is not None:
@@ -537,19 +548,23 @@ def _approximation(text: str, start: int, end: int) -> Approximation:
 
 def _readings(
     mantissas: list[tuple[Decimal, int]],
-    scale: Decimal,
+    scale: Decimal | None,
     unit: Unit | None,
     negative: bool,
     approximation: Approximation,
 ) -> tuple[Reading, ...]:
+    """`scale` None: unscaled, and taken as read (no digits past the context's precision to round away)."""
     readings: list[Reading] = []
     percent = unit is not None and unit.family is _PERCENT
     for mantissa, decimals in mantissas:
         value = -mantissa if negative else mantissa
         step = _precision(mantissa, decimals, approximation)
-        readings.append(Reading(value * scale, step * scale, unit))
-        if scale != 1:
-            readings.append(Reading(value, step, unit))  # "12 million USD" where the tool counts in millions
+        if scale is None:
+            readings.append(Reading(value, step, unit))
+        else:
+            readings.append(Reading(value * scale, step * scale, unit))
+            if scale != 1:
+                readings.append(Reading(value, step, unit))  # "12 million USD" where the tool counts in millions
         if percent:
             readings.append(Reading(value / 100, step / 100, None))  # 75 % is 0.75
     return tuple(readings)

@@ -208,3 +208,46 @@ def test_plain_shows_values_as_before(value: Decimal) -> None:
 def test_lines_are_where_the_line_pattern_finds_them(text: str) -> None:
     found = [(m.start(), m.end(), m.group(0)) for m in re.finditer(r"^.*$", text, re.M)]
     assert structure._lines(text) == found
+
+
+NUMBERS = st.tuples(
+    st.text("0123456789", min_size=1, max_size=40),
+    st.one_of(st.none(), st.text("0123456789", min_size=1, max_size=12)),
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from(list(figures.Approximation)),
+)
+
+
+@CHECKS
+@given(NUMBERS)
+def test_unscaled_figures_read_as_multiplied_by_one(
+    number: tuple[str, str | None, bool, bool, figures.Approximation],
+) -> None:
+    """`read_figures` takes an unscaled figure of up to 28 characters as read: what multiplying it by one gave
+    (digits past the context's precision would have been rounded by it; those keep the multiplication)."""
+    whole, frac, negative, percent, approximation = number
+    digits = f"{whole}.{frac}" if frac else whole
+    match = figures._NUMBER.search(digits)
+    assert match is not None
+    mantissas = figures._mantissas(match, None)  # "1.000" may be a thousand or one, as in the text
+    unit = figures.UNITS["%"] if percent else None
+    if len(digits) <= figures._PLAIN_DIGITS:
+        multiplied = figures._readings(mantissas, figures._UNSCALED, unit, negative, approximation)
+        assert figures._readings(mantissas, None, unit, negative, approximation) == multiplied
+    read = figures.read_figures(f"It is {'-' if negative else ''}{digits}{' %' if percent else ''} today.")
+    if len(read) == 1 and read[0].readings[0].unit == unit:  # a bare "0042" may be read as a code, not a figure
+        shown = figures._readings(mantissas, figures._UNSCALED, unit, negative, read[0].approximation)
+        assert [(str(r.value), str(r.precision)) for r in read[0].readings] == [
+            (str(r.value), str(r.precision)) for r in shown
+        ]
+
+
+@CHECKS
+@given(TEXTS)
+def test_figures_come_in_order_with_every_duration_joined(text: str) -> None:
+    """`read_figures` sorts and joins durations only when the text may need it: what it gives is in order, and
+    joining again finds nothing left to join."""
+    found = figures.read_figures(text)
+    assert [f.start for f in found] == sorted(f.start for f in found)
+    assert figures._joined_durations(list(found), text) == found
