@@ -83,6 +83,8 @@ def read_citations(text: str, layout: Layout, sources: Sequence[Source]) -> Cita
         block.label: text[block.start : block.end] for block in layout.blocks if block.kind is BlockKind.FOOTNOTE
     }
     tools = _tool_pattern(tuple(by_tool))
+    if tools is not None and _tool_names(tuple(by_tool)).search(text) is None:
+        tools = None  # no tool named anywhere (most answers): no sentence needs the scan
     cites: list[Cite] = []
     problems: list[str] = []
     for number, sentence in enumerate(layout.sentences):
@@ -133,6 +135,12 @@ def _tool_pattern(tools: tuple[str, ...]) -> re.Pattern[str] | None:
         return None
     names = "|".join(re.escape(name) for name in sorted(tools, key=len, reverse=True))
     return re.compile(rf"(?<![\w-])(?:{names})(?![\w-])", re.IGNORECASE)
+
+
+@lru_cache(maxsize=64)
+def _tool_names(tools: tuple[str, ...]) -> re.Pattern[str]:
+    """`_tool_pattern` without its boundaries: it finds at least every place that one does, in any part of a text."""
+    return re.compile("|".join(re.escape(name) for name in tools), re.IGNORECASE)
 
 
 def _tagged(group: str, by_number: dict[int, Source], problems: list[str]) -> list[Source]:

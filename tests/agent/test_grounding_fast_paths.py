@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
+from unittest.mock import patch
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent.grounding import dates, figures, structure
+from agent.grounding import citations, dates, figures, structure
 from agent.grounding.language import CJK_CLAUSE_JOINS, CLAUSE_JOINS
+from agent.source import Source
 from tests.examples import checks
 
 CHECKS = checks(400)
@@ -251,3 +253,30 @@ def test_figures_come_in_order_with_every_duration_joined(text: str) -> None:
     found = figures.read_figures(text)
     assert [f.start for f in found] == sorted(f.start for f in found)
     assert figures._joined_durations(list(found), text) == found
+
+
+TOOLS = ("get_weather", "get_region", "天气")
+NAMING = st.lists(
+    st.one_of(
+        PIECES,
+        st.text(max_size=6),
+        st.sampled_from(
+            [*TOOLS, "GET_WEATHER", "Get_Region", "get-weather", "xget_weather", "get_weathers", "(source: ",
+             "（来源：", ")", "）", "according to ", ". ", "。", "\n- ", "\n\nSources: ", "[^1]", "\n[^1]: ", "[1]"]
+        ),
+    ),
+    max_size=30,
+).map("".join)  # fmt: skip
+
+
+@CHECKS
+@given(NAMING)
+def test_a_text_naming_no_tool_is_not_scanned_sentence_by_sentence(text: str) -> None:
+    """`read_citations` skips the per-sentence scan for tool names when the whole text names none: it reads
+    the same citations as the scan over every sentence does."""
+    sources = [Source(n, tool, f"call_{n}", 1, {}, {"n": n}) for n, tool in enumerate(TOOLS, start=1)]
+    blank = structure.blanked(text)
+    read = citations.read_citations(blank, structure.layout(blank), sources)
+    with patch.object(citations, "_tool_names", lambda tools: re.compile("")):  # "named somewhere", always
+        scanned = citations.read_citations(blank, structure.layout(blank), sources)
+    assert read == scanned
