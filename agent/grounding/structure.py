@@ -113,13 +113,18 @@ def mask(text: str, spans: Sequence[tuple[int, int]], start: int, end: int | Non
     """`text[start:end]` with each span (positions in `text`) replaced by spaces."""
     end = len(text) if end is None else end
     pieces: list[str] = []
+    add = pieces.append
     at = start
-    for a, b in sorted(spans):
-        a, b = max(a, at), min(b, end)
+    for a, b in sorted(spans):  # comparisons, not max() and min(): this runs for every figure of an answer
+        if a < at:
+            a = at
+        if b > end:
+            b = end
         if a < b:
-            pieces += [text[at:a], " " * (b - a)]
+            add(text[at:a])
+            add(" " * (b - a))
             at = b
-    pieces.append(text[at:end])
+    add(text[at:end])
     return "".join(pieces)
 
 
