@@ -19,7 +19,7 @@ from agent.result import GroundedFigure
 from agent.source import Source
 
 
-@dataclass
+@dataclass(slots=True)  # one per figure of an answer: built and read many times a check
 class Mention:
     """A figure or date in a sentence, the results it may rest on, and how it was backed."""
 
