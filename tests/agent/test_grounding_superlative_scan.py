@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from agent.grounding import superlatives
 from agent.grounding.names import has_cjk
+from tests.agent.test_grounding_words import _cjk_superlatives_as_before
 from tests.examples import checks
 
 CHECKS = checks(400)
@@ -24,25 +25,12 @@ PIECES = st.sampled_from(
 TEXTS = st.lists(st.one_of(PIECES, st.text(max_size=6)), max_size=20).map("".join)
 
 
-def _cjk_found(text: str) -> list[tuple[int, int, superlatives.Direction]]:
-    """What the CJK part of `superlatives` adds, as it was (before the first characters were looked for)."""
-    found = []
-    for word, direction in superlatives._CJK_WORDS.items():
-        found.extend((at, at + len(word), direction) for at in superlatives._all(text, word))
-    for lead in superlatives._CJK_LEADS:
-        for at in superlatives._all(text, lead):
-            rest = text[at + len(lead) : at + len(lead) + 4].lstrip()
-            direction = next((d for head, d in superlatives._CJK_NEXT if rest.startswith(head)), superlatives._E)
-            found.append((at, at + len(lead), direction))
-    return found
-
-
 @given(TEXTS)
 @CHECKS
 def test_superlatives_skip_only_what_finds_nothing(text: str) -> None:
     firsts = any(first in text for first in superlatives._CJK_FIRSTS)
     if not firsts:
-        assert _cjk_found(text) == []  # the part skipped would have added nothing
+        assert _cjk_superlatives_as_before(text) == []  # the part skipped would have added nothing
     if firsts:
         assert has_cjk(text)  # each first character is a CJK one: the old scan read the part too
-    assert set(_cjk_found(text)) <= set(superlatives.superlatives(text))
+    assert set(_cjk_superlatives_as_before(text)) <= set(superlatives.superlatives(text))

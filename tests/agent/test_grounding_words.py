@@ -217,8 +217,13 @@ def _superlatives_as_before(text: str) -> list[tuple[int, int, superlatives.Dire
                 following = said[at + 1][1] if at + 1 < len(said) else ""
         if direction is not None and following not in superlatives._COMPARING:
             found.append((start, end, direction))
-    if not has_cjk(text):
-        return sorted(found)
+    return sorted(found + _cjk_superlatives_as_before(text)) if has_cjk(text) else sorted(found)
+
+
+def _cjk_superlatives_as_before(text: str) -> list[tuple[int, int, superlatives.Direction]]:
+    """What the CJK part of `superlatives` found before it looked for the words' first characters: every word
+    looked for in a text holding any CJK character."""
+    found = []
     for word, direction in superlatives._CJK_WORDS.items():
         found.extend((at, at + len(word), direction) for at in superlatives._all(text, word))
     for lead in superlatives._CJK_LEADS:
@@ -226,7 +231,7 @@ def _superlatives_as_before(text: str) -> list[tuple[int, int, superlatives.Dire
             rest = text[at + len(lead) : at + len(lead) + 4].lstrip()
             direction = next((d for head, d in superlatives._CJK_NEXT if rest.startswith(head)), superlatives._E)
             found.append((at, at + len(lead), direction))
-    return sorted(found)
+    return found
 
 
 @CHECKS
