@@ -1,7 +1,9 @@
 """Attribution: which result a figure is about, when the answer does not say with a tag — and citing it.
 
 A result is about the names its call was given and the names in its data ("get_weather(city=上海)" is about
-上海, and so about "Shanghai"); a result reached through another's value is about that one's names too. Where
+上海, and so about "Shanghai"); a result reached through another's value is about that one's names too. Digits
+name things as well where a field says so — a version, a room, an order, ticket or flight number, a week
+("5.1.3", "312", "LH 438", written "LH438" too): those digits are no figure of the answer. Where
 the answer writes those names says which result each of its figures means: the names of the figure's own
 clause first ("Shanghai 28 °C, Beijing 16 °C"), else of its sentence, else of the sentence before it in the
 same paragraph ("Shanghai: 28 °C. Humidity 68 %."). With "respectively", the figures follow the names in order.
@@ -16,6 +18,7 @@ figure ("28 °C [1]"): one tag for a run of figures from the same result.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +30,8 @@ from agent.grounding.structure import clause_at
 from agent.source import Source
 
 _EMPHASIS = "*_`"
+_DIGIT = re.compile(r"\d")
+_CODE = re.compile(r"([A-Za-z]{1,4})[ -]?(\d{2,})")  # "LH 438", "CMD-7701", "W14"
 
 
 class Names:
@@ -45,20 +50,22 @@ class Names:
         self._aliases = aliases
         self._apparatus = apparatus
         spans: list[tuple[int, int, int]] = []
+        identifiers: set[tuple[int, int]] = set()
         for number, names in identities.items():
             for name in names:
                 if is_currency_code(name):
                     continue  # "NOK 184,500": the unit of a figure, not what it is about
                 named = aliases.get(fold(name), ()) if aliases else ()  # most questions give no name twice
-                for form in (name, *named, *_shorter(name)):
+                for form in (name, *named, *_shorter(name), *_respelled(name)):
                     found = index.spans(form)
                     if found:
-                        spans.extend(
-                            (start, end, number)
-                            for start, end in found
-                            if not any(a <= start < b for a, b in apparatus)
-                        )
+                        kept = [(start, end) for start, end in found if not any(a <= start < b for a, b in apparatus)]
+                        spans.extend((start, end, number) for start, end in kept)
+                        if _DIGIT.search(form):
+                            identifiers.update(kept)
         self._spans = sorted(spans)
+        # "5.1.3", "Room 312", "LH 438": where digits name a thing, they are no figure of the answer.
+        self.identifiers = sorted(identifiers)
         self._starts = [start for start, _, _ in self._spans]
         self.anywhere = frozenset(number for _, _, number in self._spans)
         # A sentence and its clauses are asked about again and again (its figures, the names it carries on, the
@@ -103,7 +110,7 @@ class Names:
         return {
             name
             for name in candidates
-            for form in (name, *self._aliases.get(fold(name), ()))
+            for form in (name, *self._aliases.get(fold(name), ()), *_respelled(name))
             for at, stop in self._index.spans(form)
             if start <= at and stop <= end and not any(a <= at < b for a, b in self._apparatus)
         }
@@ -116,6 +123,17 @@ def _shorter(name: str) -> tuple[str, ...]:
     if len(words) < 3 or has_cjk(name):
         return ()
     return " ".join(words[1:]), " ".join(words[:-1])
+
+
+@lru_cache(maxsize=4096)
+def _respelled(name: str) -> tuple[str, ...]:
+    """ "LH 438" is "LH438" or "LH-438" in an answer, "CMD-7701" "CMD 7701": a code of a few letters and digits, with
+    or without what joins them."""
+    code = _CODE.fullmatch(name)
+    if code is None:
+        return ()
+    letters, digits = code.groups()
+    return tuple(form for form in (letters + digits, f"{letters} {digits}", f"{letters}-{digits}") if form != name)
 
 
 @dataclass(frozen=True)

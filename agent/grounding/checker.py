@@ -87,14 +87,14 @@ class _Checker:
         self.short_scale = not long_scale(self.text) if rows or says_billion else True
         self.languages = number_word_languages(self.masked)
         self._said: str | None = None  # what the calls and results say, casefolded, read on first need
+        self.identities = identities(self.sources)
+        apparatus = [(b.start, b.end) for b in self.layout.blocks if b.kind in (BlockKind.FOOTNOTE, BlockKind.SOURCES)]
+        self.names = Names(self.text, self.identities, aliases_in(question), apparatus)
         self.dates, self.figures = self._read_all()
         self._date_starts = [d.start for d in self.dates]
         self._figure_starts = [f.start for f in self.figures]
         self.known = known(question, today)
-        self.identities = identities(self.sources)
         self.inputs = inputs_of(self.sources)  # "calculator(47 * 12)" used [1]'s 47 and [2]'s 12
-        apparatus = [(b.start, b.end) for b in self.layout.blocks if b.kind in (BlockKind.FOOTNOTE, BlockKind.SOURCES)]
-        self.names = Names(self.text, self.identities, aliases_in(question), apparatus)
         spans = [(f.start, f.end) for f in self.figures if not _is_year(f)]
         self.backing = Backing(
             self.sources, self.names, self.inputs, self.known, self.masked, self.layout, self.citations, spans
@@ -130,13 +130,16 @@ class _Checker:
         # A header's words ("Revenue (USD millions)", "Q1 | Q2", "料金（1泊）") say what its column's figures are;
         # they are none.
         heads = [(b.start, b.end) for b in self.layout.blocks if b.kind is BlockKind.TABLE_HEAD]
-        read = mask(self.masked, heads, 0, None) if heads else self.masked
+        # Digits that name what a result is about ("5.1.3", "Room 312", "LH 438") are neither figures nor dates.
+        unread = [*heads, *self.names.identifiers]
+        read = mask(self.masked, unread, 0, None) if unread else self.masked
         dates = read_dates(read)
         text = mask(read, [(d.start, d.end) for d in dates], 0, None) if dates else read
         rows = [block for block in self.layout.blocks if block.kind is BlockKind.TABLE_ROW]
         prose = mask(text, [(row.start, row.end) for row in rows], 0, None) if rows else text
         if rows or reads_by_mark(prose):
-            self.mark = decimal_mark(self.text)
+            named = self.names.identifiers  # "5.1.3" and "2.4" say nothing of how figures are written
+            self.mark = decimal_mark(mask(self.text, named, 0, None) if named else self.text)
         figures = read_figures(prose, mark=self.mark, trillion_is_billion=self.short_scale)
         for row in rows:
             body = text[row.start : row.end]

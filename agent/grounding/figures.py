@@ -200,6 +200,7 @@ def normalise_digits(text: str) -> str:
 
 _DECISIVE = re.compile(r"\d(?<![\d.,]\d)[\d.,]*[.,]\d+")  # a digit first, none of "\d.," before it: see `openings`
 _AMBIGUOUS = re.compile(r"\d[.,]\d{3}(?!\d)")
+_GROUPED = re.compile(r"\d{1,3}(?:([.,])\d{3})(?:\1\d{3})*")  # thousands grouped by one mark
 
 
 def reads_by_mark(text: str) -> bool:
@@ -217,7 +218,8 @@ def decimal_mark(text: str) -> str | None:
         if dots and commas:
             votes[token[max(token.rfind("."), token.rfind(","))]] += 1
         elif dots > 1 or commas > 1:
-            votes["," if dots > 1 else "."] += 1
+            if _GROUPED.fullmatch(token):  # "1.200.000"; "5.1.3" and "10.0.0.1" group nothing: no vote
+                votes["," if dots > 1 else "."] += 1
         else:
             tail = len(token) - max(token.rfind("."), token.rfind(",")) - 1
             if tail != 3:

@@ -15,6 +15,7 @@ from typing import Any
 
 from anyascii import anyascii
 
+from agent.grounding.units import unit_after, unit_before
 from agent.source import Source
 
 MAX_RUN = 8  # syllables or words one name spans at most
@@ -146,17 +147,25 @@ class NameIndex:
         if at < 0:
             return spans
         bounded = _bounded(wanted)
+        lowered = self._lowered
+        if wanted[0].isdigit() or wanted[-1].isdigit():  # "5.1.3", "312", "LH 438": digits bound it apart
+            while at >= 0:
+                end = at + len(wanted)
+                if _apart(lowered, at, end, bounded) and not _measured(self.text, at, end):
+                    spans.append((at, end))
+                at = lowered.find(wanted, at + 1)
+            return spans
         while at >= 0:
             end = at + len(wanted)
-            if not bounded or (not _word_char(self._lowered, at - 1) and not _word_char(self._lowered, end)):
+            if not bounded or (not _word_char(lowered, at - 1) and not _word_char(lowered, end)):
                 spans.append((at, end))
-            at = self._lowered.find(wanted, at + 1)
+            at = lowered.find(wanted, at + 1)
         return spans
 
     def _romanised(self, name: str) -> list[tuple[int, int]]:
         wanted = "".join(romanised(name))
-        if len(wanted) < MIN_ROMANISED or (name.isascii() and self.text.isascii()):
-            return []  # same script: the direct search has already decided
+        if len(wanted) < MIN_ROMANISED or (name.isascii() and self.text.isascii()) or wanted.isdigit():
+            return []  # same script, or digits alone ("5.1.3"): the direct search has already decided
         tokens = self._romanised_tokens()
         spans: list[tuple[int, int]] = []
         for length in range(1, min(len(wanted), 24) + 1):
@@ -192,13 +201,55 @@ def _word_char(text: str, at: int) -> bool:
     return 0 <= at < len(text) and (text[at].isalnum() or text[at] == "_")
 
 
+def _apart(text: str, start: int, end: int, bounded: bool) -> bool:
+    """A name that opens or closes with digits stands apart at those ends from other digits and Latin letters:
+    "312" is not in "3120", "1.312" or "A312", "5.1" not in "5.1.3" — but it is in "v5.1" (a version), "#312" and
+    "312号室". Its other ends are bounded as any name's."""
+    if start > 0:
+        before = text[start - 1]
+        if not text[start].isdigit():
+            if bounded and _word_char(text, start - 1):
+                return False
+        elif before in _MARKS:
+            if start > 1 and text[start - 2].isdigit():
+                return False
+        elif before.isdigit() or (before.isascii() and before.isalpha() and not _version_mark(text, start - 1)):
+            return False
+    if end < len(text):
+        after = text[end]
+        if not text[end - 1].isdigit():
+            if bounded and _word_char(text, end):
+                return False
+        elif after in _MARKS:
+            if end + 1 < len(text) and text[end + 1].isdigit():
+                return False
+        elif after.isdigit() or (after.isascii() and after.isalpha()) or after == "_":
+            return False
+    return True
+
+
+_MARKS = frozenset(".,'’")  # what groups digits or marks their decimals
+
+
+def _measured(text: str, start: int, end: int) -> bool:
+    """Digits with a unit ("2.4 %", "312 km", "€312") are a quantity, whatever a result is named."""
+    return (text[end - 1].isdigit() and unit_after(text[end : end + 24])[0] is not None) or (
+        text[start].isdigit() and start > 0 and unit_before(text[max(0, start - 4) : start]) is not None
+    )
+
+
+def _version_mark(text: str, at: int) -> bool:
+    """ "v2.4": a lone "v" before digits marks a version."""
+    return text[at] == "v" and (at == 0 or not text[at - 1].isalnum())
+
+
 # --- what a result is about ---------------------------------------------------------------------------------
 
 MIN_CARRIED_CHARS = 3  # shorter values ("ok", "1") are no identity worth carrying from call to call
 MAX_CARRIED_CHARS = 64
 MAX_LISTED = 50  # items of a list whose names are read
 # Fields of a result that say what it (or an item of a list in it) is about: API field names, not words of a
-# language. A field ending in `_name` or `_id` says so too.
+# language. A field ending in `_name`, `_id`, `_no`, `_number` or `_version` says so too.
 IDENTITY_FIELDS = frozenset(
     (
         *("name", "city", "region", "country", "location", "site", "station", "airport", "origin", "destination"),
@@ -206,9 +257,23 @@ IDENTITY_FIELDS = frozenset(
         *("customer", "client", "company", "org", "organization", "organisation", "vendor", "supplier"),
         *("account", "user", "owner", "person", "employee", "product", "brand", "model", "sku", "item"),
         *("project", "stream", "entity", "symbol", "ticker", "title", "label", "store", "category", "id"),
+        *("version", "release", "build", "flight", "room", "order", "ticket", "invoice", "week", "route"),
     )
 )
+_IDENTITY_SUFFIXES = ("_name", "_id", "_no", "_number", "_version")
 _NOT_A_NAME = re.compile(r"^(?:\d{4}-\d{2}|[\d\s.,:/+-]*$|https?://|true$|false$|null$|none$|n/a$)", re.I)
+# Digits alone name a thing only where a field says they do: a version, a room, an order or ticket number.
+_IDENTIFIER = re.compile(r"\d+(?:[./-]\d+)*")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}(?:-\d{2})?")
+MIN_IDENTIFIER_CHARS = 3  # "12" or "7" stands for a quantity in too many answers to be taken for a name
+
+
+@lru_cache(maxsize=1024)
+def identifies(field: str) -> bool:
+    """Does a field (a result's key, a call's argument) hold what its result or item is about? (A run's results
+    share a few field names.)"""
+    folded = field.casefold()
+    return folded in IDENTITY_FIELDS or folded.endswith(_IDENTITY_SUFFIXES)
 
 
 def identity_values(value: Any, depth: int = 0) -> Iterator[str]:
@@ -259,8 +324,8 @@ def returned_identities(source: Source) -> frozenset[str]:
 
 
 def _identity(arguments: dict[str, Any], data: Any) -> Iterator[str]:
-    for value in arguments.values():
-        yield from names_in(value)
+    for key, value in arguments.items():
+        yield from names_in(value, identifying=identifies(str(key)))
     yield from _named_fields(data, 0)
 
 
@@ -269,9 +334,8 @@ def _named_fields(data: Any, depth: int) -> Iterator[str]:
         return
     if isinstance(data, dict):
         for key, value in data.items():
-            field = str(key).casefold()
-            if field in IDENTITY_FIELDS or field.endswith(("_name", "_id")):
-                yield from names_in(value)
+            if identifies(str(key)):
+                yield from names_in(value, identifying=True)
             elif isinstance(value, dict | list):
                 yield from _named_fields(value, depth + 1)
     elif isinstance(data, list):
@@ -291,18 +355,33 @@ def _currency_codes() -> frozenset[str]:
     return frozenset(list_currencies())
 
 
-_QUARTER = re.compile(r"\d{4}[-_ ]?(Q[1-4])", re.IGNORECASE)
+_PERIOD = re.compile(r"\d{4}[-_ ]?(Q[1-4]|W\d{1,2})", re.IGNORECASE)
 
 
-def names_in(value: Any) -> Iterator[str]:
+def names_in(value: Any, *, identifying: bool = False) -> Iterator[str]:
+    """The names a value gives: a short string with a letter in it — or, where `identifying` (its field names
+    what its result or item is about), digits alone too: "version": "5.1.3", "room": "312", "ticket_id": 48213."""
     if isinstance(value, str):
         text = value.strip()
         if 2 <= len(text) <= MAX_CARRIED_CHARS and not _NOT_A_NAME.match(text) and any(c.isalpha() for c in text):
             yield text
-            quarter = _QUARTER.fullmatch(text)
-            if quarter:  # "2025-Q4" is what an answer calls "Q4"
-                yield quarter.group(1)
+            period = _PERIOD.fullmatch(text)
+            if period:  # "2025-Q4" is what an answer calls "Q4", "2026-W15" "W15"
+                yield period.group(1)
+        elif identifying and _is_identifier(text):
+            yield text
     elif isinstance(value, list):
         for item in value[:MAX_LISTED]:
             if isinstance(item, str):
-                yield from names_in(item)
+                yield from names_in(item, identifying=identifying)
+    elif identifying and isinstance(value, int) and not isinstance(value, bool) and _is_identifier(str(value)):
+        yield str(value)
+
+
+def _is_identifier(text: str) -> bool:
+    """Digits that may name a thing ("5.1.3", "312", "48213"), not a date ("2026-05")."""
+    return (
+        MIN_IDENTIFIER_CHARS <= len(text) <= MAX_CARRIED_CHARS
+        and _IDENTIFIER.fullmatch(text) is not None
+        and not _ISO_DATE.fullmatch(text)
+    )

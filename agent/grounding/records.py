@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any, NamedTuple
 
 from agent.grounding.facts import MAX_LEAVES, data_leaves, number_key
-from agent.grounding.names import IDENTITY_FIELDS, names_in
+from agent.grounding.names import identifies, names_in
 from agent.source import Source
 
 MAX_RECORDS = 200  # items of a result looked at: the shown observation is small, this bounds odd shapes
@@ -58,7 +58,7 @@ def _records(data: Any, depth: int) -> Iterator[Record]:
         keyed = [(k, v) for k, v in data.items() if isinstance(k, str) and isinstance(v, dict)]
         if len(keyed) > 1 and len(keyed) == len(data):  # {"Berlin": {…}, "Paris": {…}}: each key names its item
             for name, item in keyed[:MAX_RECORDS]:
-                names = frozenset((*names_in(name), *_item_names(item)))
+                names = frozenset((*names_in(name, identifying=True), *_item_names(item)))
                 if names:
                     yield Record(names, _values(item))
         for value in data.values():
@@ -67,9 +67,8 @@ def _records(data: Any, depth: int) -> Iterator[Record]:
 
 def _item_names(item: dict[Any, Any]) -> Iterator[str]:
     for key, value in item.items():
-        field = str(key).casefold()
-        if field in IDENTITY_FIELDS or field.endswith(("_name", "_id")):
-            yield from names_in(value)
+        if identifies(str(key)):
+            yield from names_in(value, identifying=True)
 
 
 def _values(item: dict[Any, Any]) -> frozenset[tuple[str, Decimal]]:

@@ -83,7 +83,8 @@ UNITS: dict[str, Unit] = {
 _CURRENCY = Family.CURRENCY
 
 _WRITTEN = UNIT_WORDS  # how each unit is written, in the languages Parley reads
-_LATIN_WORD_END = r"(?![A-Za-zÀ-ÿ])"
+# A unit's last letter ends a word: "5 min" but not "5 minutes", "3 m" but not "3 m'a dit" or "s'élève" (elided).
+_LATIN_WORD_END = r"(?![A-Za-zÀ-ÿ]|['’][A-Za-zÀ-ÿ])"
 
 
 def _by_first_char(words: list[str]) -> dict[str, re.Pattern[str]]:

@@ -5,7 +5,7 @@ caught. The corpus (`test_grounding_corpus.py`) runs such answers through the lo
 from __future__ import annotations
 
 from agent.grounding import check
-from agent.grounding.figures import read_figures
+from agent.grounding.figures import decimal_mark, read_figures
 from agent.grounding.units import UNITS
 from agent.source import Source
 
@@ -370,6 +370,13 @@ def test_reading_units_scales_and_windows_as_people_write_them():
     # A Dutch text's "1.234" is a thousand and more, not a decimal, though Dutch writes "in" and "is".
     orders = [Source(1, "get_orders", "o1", 1, {"city": "Amsterdam"}, {"city": "Amsterdam", "orders": 1234})]
     assert ok("Gisteren zijn er in Amsterdam 1.234 bestellingen geplaatst.", orders)
+    # A unit's letter before an apostrophe opens an elided word: "3 s'y ajoutent" is three, not three seconds.
+    assert [f.unit for f in read_figures("Les 3 m'ont plu, 12 s'y ajoutent, 5 s’il le faut.")] == [None, None, None]
+    assert [f.unit for f in read_figures("3 m, 12 s.")] == [UNITS["m"], UNITS["s"]]
+    # "5.1.3" or "10.0.0.1" groups no thousands: it says nothing of the decimal mark ("1.200.000" does).
+    assert decimal_mark("5.1.3 and 5.2.0: 4,130 and 2,875") == "."
+    assert decimal_mark("10.0.0.1 answered 1,250 requests") is None  # undecided: 1,250 keeps both readings
+    assert decimal_mark("1.200.000 Sitzungen") == "," and decimal_mark("12.345.678,5") == ","
 
 
 def test_reading_dates_times_and_ranges_as_people_write_them():
