@@ -129,9 +129,9 @@ def _companies(text: str, japanese: bool) -> Iterator[CjkName]:
         ending = match.group(0)
         if _hangul(ending[0]) and not _ends_word(text, match.end()):
             continue  # "보험료", "전자결제": the ending is part of a longer word
-        begin = _begins(text, match.start(), japanese)
+        begin = _after_verbs(text, _begins(text, match.start(), japanese), match.start())
         part = _own_part(text[begin : match.start()])
-        if len(part) >= MIN_TELLING and not part.endswith(CJK_COMPANY_VERBS):
+        if len(part) >= MIN_TELLING:
             yield CjkName(begin, match.end(), text[begin : match.end()], (part,), _tails(part))
     for match in _COMPANY_OPENING.finditer(text):
         start = match.end() + (match.end() < len(text) and text[match.end()] == " ")
@@ -146,6 +146,15 @@ def _ends_word(text: str, at: int) -> bool:
     while end < len(text) and _hangul(text[end]):
         end += 1
     return end == at or text[at:end] in KOREAN_PARTICLES
+
+
+def _after_verbs(text: str, begin: int, end: int) -> int:
+    """Where a company's name begins in `text[begin:end]`: after the last verb in it ("通过招商" → "招商")."""
+    for at in range(end - 1, begin - 1, -1):
+        verb = next((verb for verb in CJK_COMPANY_VERBS if text.startswith(verb, at, end)), None)
+        if verb is not None:
+            return at + len(verb)
+    return begin
 
 
 def _own_part(part: str) -> str:

@@ -522,10 +522,12 @@ CJK_COMPANY_KINDS = frozenset(
         *("체크", "직장", "이동", "데이터", "석유", "정보", "무선", "유선", "중앙", "기준"),
     )
 )
-# Verbs a company ending follows as a common noun: "客户购买保险", "办理银行卡".
+# Verbs a company ending follows as a common noun ("客户购买保险", "加大科技投入"), or that stand before a name
+# ("通过招商银行"): a company's name begins after them.
 CJK_COMPANY_VERBS = (
     "购买", "办理", "提供", "销售", "推出", "选择", "申请", "缴纳", "投保", "参加", "加入", "开通", "使用", "通过",
-    "联系", "前往", "转入", "转出", "存入",
+    "联系", "前往", "转入", "转出", "存入", "加大", "加强", "提升", "提高", "发展", "依靠", "利用", "推动", "促进",
+    "支持", "研发", "引进", "结合", "加快", "借助", "运用", "涉及", "属于", "来自", "重视", "投入", "注重", "经由",
 )  # fmt: skip
 # A person's name stands before these: in Chinese a title, also after a family name alone ("王思远先生",
 # "王经理"), or words only a person takes ("王思远一个人就…"); in Japanese an honorific or title ("佐藤さん",

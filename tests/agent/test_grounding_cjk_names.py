@@ -24,6 +24,7 @@ def test_cjk_names_companies_are_told_by_their_ending_in_each_script():
     assert names("株式会社ミライの売上") == ["株式会社ミライ"]
     assert names("이번 달 최대 거래처는 한빛물산으로 주문액이") == ["한빛물산"]
     assert names("바다손해보험의 1분기") == ["바다손해보험"]
+    assert names("研发部通过招商银行支付了300万元") == ["招商银行"]  # a name begins after a verb
 
 
 def test_cjk_names_people_are_told_by_a_title_an_honorific_or_a_role():
@@ -44,7 +45,9 @@ def test_cjk_names_common_words_before_a_mark_name_no_one():
         *("本月客服团队共处理1200张工单", "员工总数为350人", "每个人处理了30单", "客服同事的响应速度"),
         *("お客様満足度は85%", "サーバーの仕様は", "患者さんは30人です", "損害保険会社3社", "生命保険料は月5000円"),
         *("고객님의 주문은 3건입니다", "자동차보험료가", "신용카드 결제", "전체 팀장 5명", "중앙은행 기준금리는"),
-        *("월 통신비는 5만 원", "서울날씨 12도"),
+        *("월 통신비는 5만 원", "서울날씨 12도", "今年加大科技投入", "在提升科技水平方面", "大手銀行や生命保険会社"),
+        *("ネット銀行経由の入金", "前回同様に好調です", "スタッフさん、お疲れ様でした", "인터넷은행 입금이 많았습니다"),
+        *("대형 은행이나 보험사와 비교하면", "팀장님께 보고드렸어요", "김 팀장이 확인했습니다"),
     ]
     assert {text: names(text) for text in common} == {text: [] for text in common}
 
