@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from itertools import chain
 from typing import NamedTuple
 
@@ -62,13 +63,26 @@ class CjkName(NamedTuple):
     name: str
     readings: tuple[str, ...]
     tails: tuple[str, ...] = ()
+    japanese: bool = False  # found in a Japanese text: its kanji may be read in several ways
 
 
-def cjk_names(text: str) -> list[CjkName]:
-    """The companies and people `text` names in Chinese, Japanese or Korean, in order."""
+def judged_by(name: CjkName, text: str) -> bool:
+    """Can `text` tell whether it names `name`? Always for a Chinese name, which a Latin text writes in pinyin (as
+    `names` reads it); a Japanese or Korean one only where `text` writes its script: "Kim Doyun" and "Sato" are
+    김도윤 and 佐藤 as people transliterate them, not as any transliteration that knows no names spells them."""
+    if any(map(_hangul, name.name)):
+        return any(map(_hangul, text))
+    if name.japanese:
+        return any(_han(ch) or "\u3040" <= ch <= "\u30ff" for ch in text)
+    return True
+
+
+@lru_cache(maxsize=256)
+def cjk_names(text: str) -> tuple[CjkName, ...]:
+    """The companies and people `text` names in Chinese, Japanese or Korean, in order (read once per clause: each
+    of its figures asks)."""
     japanese = _KANA.search(text) is not None
-    found = [*_companies(text, japanese), *_people(text, japanese)]
-    return sorted(found)
+    return tuple(sorted([*_companies(text, japanese), *_people(text, japanese)]))
 
 
 def _han(ch: str) -> bool:
@@ -132,12 +146,13 @@ def _companies(text: str, japanese: bool) -> Iterator[CjkName]:
         begin = _after_verbs(text, _begins(text, match.start(), japanese), match.start())
         part = _own_part(text[begin : match.start()])
         if len(part) >= MIN_TELLING:
-            yield CjkName(begin, match.end(), text[begin : match.end()], (part,), _tails(part))
+            yield CjkName(begin, match.end(), text[begin : match.end()], (part,), _tails(part), japanese)
     for match in _COMPANY_OPENING.finditer(text):
         start = match.end() + (match.end() < len(text) and text[match.end()] == " ")
         part = text[start : _ends(text, start, japanese)]
         if len(part) >= MIN_TELLING:
-            yield CjkName(match.start(), start + len(part), text[match.start() : start + len(part)], (part,))
+            end = start + len(part)
+            yield CjkName(match.start(), end, text[match.start() : end], (part,), (), japanese)
 
 
 def _ends_word(text: str, at: int) -> bool:
@@ -195,8 +210,8 @@ def _chinese_people(text: str) -> Iterator[CjkName]:
         if match.group(0) in CHINESE_TITLES and at >= 1 and text[at - 1] in CJK_SURNAMES:
             # "王经理": a family name and a title, shown together — a name when nothing that may be part of one
             # stands before it ("基金经理" is none); the family name alone tells the longer readings too ("上周王经理").
-            if any(form in CJK_NOT_PEOPLE for form in forms):
-                continue
+            if text[max(at - 2, 0) : at] in CJK_NOT_PEOPLE or any(form in CJK_NOT_PEOPLE for form in forms):
+                continue  # "本周经理例会", "高级经理"
             if forms or at == 1 or not _in_name(text[at - 2], False):
                 yield CjkName(at - 1, match.end(), text[at - 1 : match.end()], (*reversed(forms), text[at - 1]))
             continue
@@ -232,4 +247,4 @@ def _japanese_people(text: str) -> Iterator[CjkName]:
         honoured = name + match.group(0)
         if any(name.endswith(word) or honoured.endswith(word) for word in CJK_NOT_PEOPLE):
             continue
-        yield CjkName(start, match.start(), name, (name,), _tails(name))
+        yield CjkName(start, match.start(), name, (name,), _tails(name), True)

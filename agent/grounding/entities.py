@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache, cached_property, lru_cache
 
-from agent.grounding.cjk_names import CjkName, begins_name, cjk_names
+from agent.grounding.cjk_names import CjkName, begins_name, cjk_names, judged_by
 from agent.grounding.language import CJK_ORGANISATION_SUFFIXES, NOT_NAMES, ORGANISATION_SUFFIXES, UNIT_WORDS
 from agent.grounding.names import NamedText, has_cjk
 
@@ -59,11 +59,19 @@ class Known:
     def text(self) -> NamedText:
         return NamedText("\n".join([self._question, *self._texts()]))
 
+    @cached_property
+    def said(self) -> str:
+        """What the calls and results say (where names come from: a question's words are prose)."""
+        return "\n".join(self._texts())
+
     def knows(self, name: CjkName) -> bool:
-        """Is a CJK name named: one of its readings anywhere, one of its tails where a name begins?"""
+        """Is a CJK name named: one of its readings anywhere, one of its tails where a name begins? (Taken as
+        named where no call or result writes its script and no transliteration can tell.)"""
         text = self.text
-        return any(text.names(reading) for reading in name.readings) or any(
-            begins_name(text.folded, tail) for tail in name.tails
+        return (
+            any(text.names(reading) for reading in name.readings)
+            or any(begins_name(text.folded, tail) for tail in name.tails)
+            or not judged_by(name, self.said)
         )
 
 

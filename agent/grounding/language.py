@@ -497,7 +497,9 @@ CJK_ORGANISATION_SUFFIXES = (
 )  # fmt: skip
 # What tells a name in Chinese, Japanese and Korean, which write no capitals (`cjk_names`): the word an
 # organisation's name ends in, the title or honorific after a person's, the role before it. Narrow on purpose:
-# each is a word that stands after a name, rarely after anything else.
+# each is a word that stands after a name, rarely after anything else. Narrower than the suffixes above, which
+# only say that a word one character from a known name is a name of its kind: these tell a name on their own
+# ("医院", "그룹" end too many common nouns to).
 CJK_COMPANY_ENDINGS = (
     "有限公司", "公司", "集团", "集團", "银行", "銀行", "保险", "保險", "财险", "財險", "寿险", "壽險", "证券", "證券",
     "科技", "控股", "实业", "實業",
@@ -558,6 +560,7 @@ CJK_COMPOUND_SURNAMES = ("欧阳", "司马", "诸葛", "上官", "慕容", "令�
 CJK_NOT_PEOPLE = frozenset(
     (
         *("高级", "高中", "高峰", "高峰期", "金牌", "常务", "程序", "周末", "全职", "兼职", "单独", "江湖"),
+        *("本周", "每周", "这周", "该周", "当周", "对方", "双方", "各方", "我方", "该方"),  # "本周经理例会"
         *("患者", "店員", "大家", "業者", "職員", "看護師", "運転手", "担当者", "担当", "利用者", "会員", "社員"),
         *("生徒", "学生", "同僚", "上司", "部下", "新人", "仕様", "同様", "模様", "多様", "異様", "神様", "奥様"),
         *("皆様", "客様", "子様", "王様", "皆さん", "客さん"),

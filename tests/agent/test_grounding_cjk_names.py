@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent.grounding.cjk_names import begins_name, cjk_names
+from agent.grounding.cjk_names import begins_name, cjk_names, judged_by
 from tests.examples import checks
 
 CHECKS = checks(200)
@@ -42,6 +42,7 @@ def test_cjk_names_common_words_before_a_mark_name_no_one():
     common = [
         *("该保险公司一季度", "其子公司共有5家", "多数客户购买保险", "城市商业银行", "两家科技公司", "一家公司"),
         *("人寿保险保费收入", "高科技企业占比30%", "基金经理共3人", "高级工程师3人", "产品经理岗位收到120份简历"),
+        *("本周经理例会上公布", "对方经理确认了", "平均一个人处理85张"),
         *("本月客服团队共处理1200张工单", "员工总数为350人", "每个人处理了30单", "客服同事的响应速度"),
         *("お客様満足度は85%", "サーバーの仕様は", "患者さんは30人です", "損害保険会社3社", "生命保険料は月5000円"),
         *("고객님의 주문은 3건입니다", "자동차보험료가", "신용카드 결제", "전체 팀장 5명", "중앙은행 기준금리는"),
@@ -57,6 +58,13 @@ def test_cjk_names_a_tail_is_known_only_where_a_name_begins():
     assert begins_name("营业部的江南财险", "江南")  # after a word no name holds
     assert not begins_name('{"bank": "北陸フロンティア銀行"}', "フロンティア")  # the tail of another name
     assert not begins_name("江南联合保险", "联合")
+
+
+def test_cjk_names_korean_and_japanese_ones_are_judged_only_by_a_text_in_their_script():
+    korean, japanese, chinese = cjk_names("김도윤 님"), cjk_names("佐藤さん"), cjk_names("王思远先生")
+    assert judged_by(korean[0], '{"owner": "박지훈"}') and not judged_by(korean[0], '{"owner": "Kim Doyun"}')
+    assert judged_by(japanese[0], '{"owner": "山本"}') and not judged_by(japanese[0], '{"owner": "Sato"}')
+    assert judged_by(chinese[0], '{"owner": "Wang Siyuan"}')  # pinyin
 
 
 @CHECKS

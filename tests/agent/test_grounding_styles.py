@@ -208,6 +208,12 @@ def test_entities_cjk_names_are_told_by_their_marks_and_known_by_what_the_run_sa
     orders = [Source(1, "get_orders", "o1", 1, {"owner": "김도윤"}, {"owner": "김도윤", "orders": 3})]
     assert ok("김도윤 님의 주문은 3건입니다.", orders)
     caught("박지훈 님의 주문은 3건입니다.", orders)
+    # Across scripts: pinyin tells a Chinese name; a Korean or Japanese one only in its own script.
+    latin = [Source(1, "get_orders", "o1", 1, {"id": "X-1"}, {"owner": "Wang Siyuan", "orders": 3})]
+    assert ok("王思远一个人下了3单。", latin)
+    caught("李婷一个人下了3单。", latin)
+    romanised = [Source(1, "get_orders", "o1", 1, {"id": "X-1"}, {"owner": "Kim Doyun", "orders": 3})]
+    assert ok("김도윤 님의 주문은 3건입니다.", romanised, "내 주문 상태 알려줘")
 
 
 # --- lists, tables, derivations ---------------------------------------------------------------------------------
