@@ -7,8 +7,9 @@ or the results — nor in another script (`names`) — makes a wrong-entity clai
 What a name looks like is decided narrowly, so that prose is never taken for one: in Latin scripts, a run of
 capitalised words that is not a sentence's opening word or a common word ("Overall", "Both", "Der"), or that
 ends as organisations do ("Orion Labs", "Globex GmbH"); in German, where every noun is capitalised, only the
-latter. In Chinese, Japanese and Korean, where names have no capitals, a name one character away from a name the
-results give ("银河科技" for "星河科技").
+latter. In Chinese, Japanese and Korean, where names have no capitals, a name its mark tells (`cjk_names`: a
+company's ending, a person's title or honorific, "东海联合保险", "王思远一个人", "佐藤さん", "김도윤 님") or a name one
+character away from a name the results give ("银河科技" for "星河科技").
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache, cached_property, lru_cache
 
+from agent.grounding.cjk_names import CjkName, begins_name, cjk_names, judged_by
 from agent.grounding.language import CJK_ORGANISATION_SUFFIXES, NOT_NAMES, ORGANISATION_SUFFIXES, UNIT_WORDS
 from agent.grounding.names import NamedText, has_cjk
 
@@ -57,6 +59,21 @@ class Known:
     def text(self) -> NamedText:
         return NamedText("\n".join([self._question, *self._texts()]))
 
+    @cached_property
+    def said(self) -> str:
+        """What the calls and results say (where names come from: a question's words are prose)."""
+        return "\n".join(self._texts())
+
+    def knows(self, name: CjkName) -> bool:
+        """Is a CJK name named: one of its readings anywhere, one of its tails where a name begins? (Taken as
+        named where no call or result writes its script and no transliteration can tell.)"""
+        text = self.text
+        return (
+            any(text.names(reading) for reading in name.readings)
+            or any(begins_name(text.folded, tail) for tail in name.tails)
+            or not judged_by(name, self.said)
+        )
+
 
 def known_names(question: str, texts: Callable[[], Sequence[str]], names: Callable[[], Sequence[str]]) -> Known:
     """`texts`: the calls' and results' text; `names`: the names the results are about (the only CJK names:
@@ -90,6 +107,9 @@ class UnknownNames:
         if self._cjk and has_cjk(clause):
             for run_start, name in _near_misses(clause, self._known):
                 yield start + run_start, start + run_start + len(name), name
+            for marked in cjk_names(clause):  # "东海联合保险", "王思远一个人", "佐藤さん"
+                if not self._known.knows(marked):
+                    yield start + marked.start, start + marked.end, marked.name
 
     def _judge(self, begin: int, words: str, sentence: int) -> tuple[int, int, str] | None:
         """The name a run of capitalised words at `begin` gives, if it is one nothing the run saw names."""

@@ -495,3 +495,82 @@ CJK_ORGANISATION_SUFFIXES = (
     "株式会社", "工業", "工业", "電機", "电机", "商事", "研究所", "基金会", "전자", "그룹", "은행", "주식회사",
     "대학교", "병원", "연구소", "건설", "화학", "통신",
 )  # fmt: skip
+# What tells a name in Chinese, Japanese and Korean, which write no capitals (`cjk_names`): the word an
+# organisation's name ends in, the title or honorific after a person's, the role before it. Narrow on purpose:
+# each is a word that stands after a name, rarely after anything else. Narrower than the suffixes above, which
+# only say that a word one character from a known name is a name of its kind: these tell a name on their own
+# ("医院", "그룹" end too many common nouns to).
+CJK_COMPANY_ENDINGS = (
+    "有限公司", "公司", "集团", "集團", "银行", "銀行", "保险", "保險", "财险", "財險", "寿险", "壽險", "证券", "證券",
+    "科技", "控股", "实业", "實業",
+    "株式会社", "ホールディングス", "証券", "保険", "生命", "損保", "商事", "物産", "工業", "製作所", "電機", "建設",
+    "주식회사", "은행", "보험", "증권", "생명", "전자", "물산", "상사", "유통", "건설", "화학", "통신", "카드",
+)  # fmt: skip
+CJK_COMPANY_OPENINGS = ("株式会社", "주식회사", "(주)", "（주）", "㈜")  # written before the name: "株式会社ミライ"
+# Words that stand before a company ending as a kind, not a name ("保险公司", "商业银行", "医療保険",
+# "자동차보험"): left out of the name's own part ("中国人寿保险" → "中国", "한결손해보험" → "한결").
+CJK_COMPANY_KINDS = frozenset(
+    (
+        *("保险", "商业", "投资", "人寿", "财产", "医疗", "养老", "社会", "上市", "有限", "股份", "网络", "中央"),
+        *("国有", "外资", "民营", "私营", "地方", "农村", "城市", "网上", "手机", "高新", "金融", "信息", "数字"),
+        *("一家", "两家", "这家", "那家", "该家", "各家", "多家", "每家", "几家", "哪家", "汽车", "车辆", "意外"),
+        *("健康", "重疾", "责任", "运输", "工程", "农业", "贸易", "物流", "咨询", "软件", "游戏", "电商", "创业"),
+        *("初创", "合作", "竞争", "同类", "同行", "其他", "其它", "相关", "所属", "互联网", "高科技", "黑科技"),
+        *("各大", "主要", "大型", "中小", "小型", "知名", "头部", "龙头", "传统", "新兴", "财险", "寿险"),
+        *("損害", "医療", "自動車", "火災", "地震", "雇用", "介護", "国民", "都市", "ネット", "信託", "大手"),
+        *("外資", "総合", "関連", "系列", "国内", "海外", "中堅", "地銀", "メガ", "生命", "建設", "損保"),
+        *("자동차", "손해", "실손", "시중", "인터넷", "지방", "저축", "국내", "해외", "대형", "중소", "상위"),
+        *("하위", "계열", "종합", "온라인", "모바일", "화재", "해상", "생명", "여행", "운전자", "치아", "신용"),
+        *("체크", "직장", "이동", "데이터", "석유", "정보", "무선", "유선", "중앙", "기준"),
+    )
+)
+# Verbs a company ending follows as a common noun ("客户购买保险", "加大科技投入"), or that stand before a name
+# ("通过招商银行"): a company's name begins after them.
+CJK_COMPANY_VERBS = (
+    "购买", "办理", "提供", "销售", "推出", "选择", "申请", "缴纳", "投保", "参加", "加入", "开通", "使用", "通过",
+    "联系", "前往", "转入", "转出", "存入", "加大", "加强", "提升", "提高", "发展", "依靠", "利用", "推动", "促进",
+    "支持", "研发", "引进", "结合", "加快", "借助", "运用", "涉及", "属于", "来自", "重视", "投入", "注重", "经由",
+)  # fmt: skip
+# A person's name stands before these: in Chinese a title, also after a family name alone ("王思远先生",
+# "王经理"), or words only a person takes ("王思远一个人就…"); in Japanese an honorific or title ("佐藤さん",
+# "田中部長"); in Korean one after a name of three syllables ("김도윤 님", "박지훈 팀장").
+CHINESE_TITLES = (
+    "先生", "女士", "小姐", "同学", "同志", "老师", "经理", "总监", "主管", "工程师", "主任", "组长", "店长",
+)  # fmt: skip
+CHINESE_PERSON_ALONE = ("一个人", "一人", "独自", "本人")  # after a full name only: "王思远一个人"
+JAPANESE_PERSON_AFTER = ("さん", "様", "さま", "くん", "ちゃん", "先生", "部長", "課長", "社長", "係長")
+KOREAN_PERSON_AFTER = ("님", "팀장", "과장", "부장", "대리", "매니저", "선생님", "사장", "실장")
+# … or after these ("客服王思远", "员工李明"): Chinese only, where no particle stands between.
+CJK_PERSON_BEFORE = ("员工", "同事", "客服", "坐席", "负责人", "选手", "学员", "店员", "职员")
+# Korean particles: what may follow a name in its word ("한빛물산으로", "한빛물산은").
+KOREAN_PARTICLES = frozenset(
+    (
+        *("은", "는", "이", "가", "을", "를", "의", "에", "에서", "에게", "으로", "로", "와", "과", "도", "만"),
+        *("보다", "까지", "부터", "처럼", "이다", "이고", "이며", "입니다", "이에요", "예요", "였다", "이었다", "랑"),
+    )
+)
+# The family names a Chinese or Korean name opens with (a Japanese one is told by its honorific alone).
+CJK_SURNAMES = frozenset(
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘蒋蔡杜叶程苏魏吕丁沈姚卢姜崔钟"
+    "谭陆汪范金石廖贾夏韦付白邹孟熊秦邱江尹薛闫段雷侯龙陶黎贺顾毛郝龚邵钱严武戴莫孔汤"
+    "김이박최정강조윤장임한오서신권황안송류유전홍고문양손배백허남심노하곽성차주우구민진나지엄채원천방공현함변염여추도소석설마길연위표명기반왕금옥육인맹제모탁국"
+)
+CJK_COMPOUND_SURNAMES = ("欧阳", "司马", "诸葛", "上官", "慕容", "令狐", "司徒", "夏侯", "南宫", "独孤")
+# Words before a title or honorific that name no one: "高级工程师", "患者さん", "お客様", "仕様", "고객님".
+CJK_NOT_PEOPLE = frozenset(
+    (
+        *("高级", "高中", "高峰", "高峰期", "金牌", "常务", "程序", "周末", "全职", "兼职", "单独", "江湖"),
+        *("本周", "每周", "这周", "该周", "当周", "对方", "双方", "各方", "我方", "该方"),  # "本周经理例会"
+        *("患者", "店員", "大家", "業者", "職員", "看護師", "運転手", "担当者", "担当", "利用者", "会員", "社員"),
+        *("生徒", "学生", "同僚", "上司", "部下", "新人", "仕様", "同様", "模様", "多様", "異様", "神様", "奥様"),
+        *("皆様", "客様", "子様", "王様", "皆さん", "客さん"),
+        *("ユーザー", "メンバー", "スタッフ", "ゲスト", "オーナー", "ママ", "パパ", "お客"),
+        *("고객", "회원", "선생", "여러분", "환자", "기사", "학생", "사용자", "이용자", "담당자", "직원"),
+    )
+)
+# Characters that cannot be part of a Chinese name: where a name before its mark begins at the latest (Japanese
+# names may hold any kanji, "山本", "和子": there a name is the run of kanji and katakana before its mark).
+CJK_NOT_IN_NAMES = frozenset(
+    "的了是在和与及或向对从把被给由为比跟同将就都也还又共约这那该本此其各每我你他她它们家个位名等于并即而但所到至占达"
+    "有无没不很更最较已再才只仅子分总母贵当弊御全両親"
+)

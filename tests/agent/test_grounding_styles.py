@@ -190,6 +190,32 @@ def test_entities_a_figure_given_to_a_name_nothing_named_is_caught():
     assert ok("Der Umsatz in DACH betrug im Oktober 1.200 €.", revenue)
 
 
+def test_entities_cjk_names_are_told_by_their_marks_and_known_by_what_the_run_saw():
+    team = [Source(1, "get_support_sla", "s1", 1, {"team": "客服二组"}, {"team": "客服二组", "tickets": 842})]
+    assert ok("上周客服二组全组共处理了842张工单。", team, "客服二组上周处理了多少工单？")
+    problems = caught("上周王思远一个人就处理了842张工单。", team, "客服二组上周处理了多少工单？")
+    assert "the number 842 is given to 王思远, which no question, tool call or result names" in problems
+    assert ok("上周王思远一个人就处理了842张工单。", team, "王思远所在的客服二组上周处理了多少工单？")
+    claims = [
+        Source(1, "get_claims", "c1", 1, {"insurer": "江南联合保险"}, {"insurer": "江南联合保险", "claims": 3600})
+    ]
+    assert ok("江南联合保险共3,600件赔案，和其他保险公司相比不算多。", claims)
+    assert ok("数据显示江南联合保险共3,600件赔案。", claims)  # the name begins after "数据显示"
+    caught("东海联合保险共3,600件赔案。", claims)  # shares "联合保险", not the name
+    staff = [Source(1, "get_staff", "t1", 1, {"team": "デザイン"}, {"remote": [{"name": "佐藤"}], "count": 5})]
+    assert ok("デザインチームの佐藤さんを含め、5人です。", staff)
+    caught("デザインチームは山本さんを含め5人です。", staff)
+    orders = [Source(1, "get_orders", "o1", 1, {"owner": "김도윤"}, {"owner": "김도윤", "orders": 3})]
+    assert ok("김도윤 님의 주문은 3건입니다.", orders)
+    caught("박지훈 님의 주문은 3건입니다.", orders)
+    # Across scripts: pinyin tells a Chinese name; a Korean or Japanese one only in its own script.
+    latin = [Source(1, "get_orders", "o1", 1, {"id": "X-1"}, {"owner": "Wang Siyuan", "orders": 3})]
+    assert ok("王思远一个人下了3单。", latin)
+    caught("李婷一个人下了3单。", latin)
+    romanised = [Source(1, "get_orders", "o1", 1, {"id": "X-1"}, {"owner": "Kim Doyun", "orders": 3})]
+    assert ok("김도윤 님의 주문은 3건입니다.", romanised, "내 주문 상태 알려줘")
+
+
 # --- lists, tables, derivations ---------------------------------------------------------------------------------
 
 
