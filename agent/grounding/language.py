@@ -468,6 +468,12 @@ CJK_DATE_AFTER = frozenset("年月日号號点點时時分秒周週")
 # "3 of the 5 services": the words that join a count to its whole.
 OF_WORDS = re.compile(r"\s*(?:of(?:\s+the)?|out of|von|aus|de(?:s|\s+los|\s+las)?|sur|su|di|dei|delle|van)\s+", re.I)
 
+# "다섯 명 중 두 명", "5个中有3个", "6人のうち4人": the words between a whole and the count of it that follows.
+WHOLE_MARKS = ("중에서", "중에", "중", "가운데", "之中", "当中", "當中", "中", "のうち", "中有", "のうちで")
+WHOLE_BEFORE = re.compile(f"(?:{'|'.join(sorted(WHOLE_MARKS, key=len, reverse=True))})\\s*$")
+# A counter right after a number ("3개", "3 명", "三个", "5つ"): it counts things.
+COUNTER_AFTER = re.compile(rf" ?(?:[{''.join(sorted(CJK_COUNTERS))}]|{'|'.join(KOREAN_COUNTERS)})")
+
 # --- names -------------------------------------------------------------------------------------------------
 
 # Capitalised words that are not names: sentence openers, function words, titles of sections.
