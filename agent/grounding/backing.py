@@ -1,6 +1,8 @@
 """Backing: how one figure of an answer is backed — or why it is not.
 
-In order: a result it rests on states it (`facts`) — the one its clause names, where the answer's tags do not
+A figure its words give as a count of items ("4 of the 6 students", "세 개") is first of all that: one of the
+counts of a list in a result it rests on (`tally`), whatever else happens to equal it. Otherwise, in order: a
+result it rests on states it (`facts`) — the one its clause names, where the answer's tags do not
 say (`attribution.choose`); it is a count, sum or average over a list in one result; it is the asker's own
 figure, the year, today's date; it derives from the figures around it or from one of them and a value of its
 result (`derivation`). A value a superlative speaks of must be the largest or smallest of its kind.
@@ -43,6 +45,7 @@ from agent.grounding.mention import Known, Mention
 from agent.grounding.records import owners, records_of
 from agent.grounding.structure import BlockKind, Layout
 from agent.grounding.superlatives import Direction, governed, resolved
+from agent.grounding.tally import tallies
 from agent.grounding.units import Family
 from agent.result import GroundedFigure, GroundingRule
 from agent.source import Source
@@ -114,6 +117,8 @@ class Backing:
             return
         figure = mention.figure
         assert figure is not None
+        if mention.count is not None and self._ground_count(mention, figure):
+            return
         pointed = mention.pointer.numbers
         first, rest = self._pointed_first(mention.rests_on, pointed) if pointed else ((), mention.rests_on)
         asked = not mention.strict and self._asked(figure)
@@ -225,10 +230,8 @@ class Backing:
         """ "The slowest endpoint … 876 ms": a value a superlative speaks of must be the largest (or smallest) of
         its field — over the items of its result's list, or over the results of the same tool. A field that
         names its extreme ("temp_max_c") is one already."""
-        if self._governed is None:
-            sentences = [(s.start, s.end) for s in self.layout.sentences]
-            self._governed = governed(self.masked, sentences, self.figures)
-        direction = self._governed.get(mention.start)
+        directions = self._governed if self._governed is not None else self._directions()  # (run for every figure)
+        direction = directions.get(mention.start)
         if direction is None or _EXTREME_KEY.search(fact.key):
             return
         wants = resolved(direction, fact.unit, fact.key)
@@ -243,6 +246,13 @@ class Backing:
             return
         mention.grounded, mention.superlative = None, wants.value
         mention.taken_from = None
+
+    def _directions(self) -> dict[int, Direction]:
+        """The figures superlatives speak of, by where each starts, read on first need."""
+        if self._governed is None:
+            sentences = [(s.start, s.end) for s in self.layout.sentences]
+            self._governed = governed(self.masked, sentences, self.figures)
+        return self._governed
 
     def _check_item(self, mention: Mention, source: Source, fact: Fact) -> None:
         """ "/checkout is at 412 ms", where one result lists /checkout at 912 ms and /search at 412 ms: a figure
@@ -292,6 +302,53 @@ class Backing:
                 self._bind(mention, source, GroundingRule.AGGREGATE, f"{figure.text} ← {found[1].how}", None)
                 return True
         return False
+
+    def _ground_count(self, mention: Mention, figure: Figure) -> bool:
+        """ "4 of the 6 students passed", "창가 테이블은 세 개가 비어 있어요": a figure its words give as a count of
+        items is one of the counts of a list in a result it rests on — or wrong, whatever value happens to equal
+        it. False when no list is one it may count (its words count something else), or its words give it to an
+        item (the largest, or one they name: "H3 has six seats")."""
+        claim = mention.count
+        assert claim is not None
+        if claim.whole is None and (mention.start in self._directions() or self._an_items_value(mention, figure)):
+            return False
+        pointed = mention.pointer.numbers
+        ordered = sorted(mention.rests_on, key=lambda s: s.number not in pointed)
+        thresholds = self._thresholds(mention)
+        missed: str = ""
+        for source in ordered:
+            for tally in tallies(source.data, mention.clause, claim, thresholds):
+                how = next((tally.counts[r.value] for r in figure.readings if r.value in tally.counts), None)
+                if how is not None:
+                    self._bind(mention, source, GroundingRule.AGGREGATE, f"{figure.text} ← {how}", None)
+                    return True
+                missed = missed or f"{tally.name} in {source.tag}"
+        if not missed:
+            return False
+        mention.miscounted = missed
+        return True
+
+    def _an_items_value(self, mention: Mention, figure: Figure) -> bool:
+        """Is `figure` the value of an item its clause names ("H3 has six seats")?"""
+        start, end = mention.span
+        for source in mention.rests_on:
+            for record in records_of(source):
+                if any(value == figure.value for _, value in record.values) and self.names.named(
+                    start, end, record.names
+                ):
+                    return True
+        return False
+
+    def _thresholds(self, mention: Mention) -> list[Reading]:
+        """The values a count may be bounded by: its sentence's other figures, the question's, its results' own
+        (not their lists' items': "pass_mark": 5.0)."""
+        claim = mention.count
+        assert claim is not None
+        found = [*claim.bounds, *(asked.readings[0] for asked in self.known.figures)]
+        for source in mention.rests_on[:4]:
+            for fact in returned(source, MAX_SOURCE_OPERANDS, items=False):
+                found.append(Reading(fact.returned, Decimal(1), fact.unit))
+        return found
 
     def _ground_calls(self, mention: Mention, figure: Figure) -> bool:
         """ "上海是两个城市中更热的一个", "all 20 regions": how many results one tool gave, each about one thing."""

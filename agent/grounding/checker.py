@@ -10,7 +10,8 @@
    the answer names none, every result: Parley then finds the one that states it, bound by the names of the
    figure's clause (`attribution`), and attaches the citation itself.
 4. It is grounded when a result it rests on states it the way people show it (`facts`), when it is a count, sum
-   or average over a list in one (`derivation.aggregates_of`), a derivation of grounded figures around it or
+   or average over a list in one (`derivation.aggregates_of`) — a figure its words give as a count of items
+   ("4 of the 6", "세 개") only as one of those counts (`tally`) — a derivation of grounded figures around it or
    of their results' values (`derivation`), or the asker's own figure, the year, or today's date.
 5. A grounded figure given to a name nothing the run saw names is a wrong-entity claim (`entities`).
 
@@ -39,6 +40,7 @@ from agent.grounding.names import aliases_in, identities, identity_of, returned_
 from agent.grounding.records import records_of
 from agent.grounding.structure import Block, BlockKind, Layout, blanked, clause_at, clauses, layout, mask
 from agent.grounding.tables import cell_figures
+from agent.grounding.tally import bounded, count_claims
 from agent.grounding.verdict import Grounding, SentenceCheck
 from agent.grounding.words import read_number_words
 from agent.source import Source
@@ -91,6 +93,7 @@ class _Checker:
         apparatus = [(b.start, b.end) for b in self.layout.blocks if b.kind in (BlockKind.FOOTNOTE, BlockKind.SOURCES)]
         self.names = Names(self.text, self.identities, aliases_in(question), apparatus)
         self.dates, self.figures = self._read_all()
+        self.claims = count_claims(self.masked, self.figures)  # "4 of the 6", "세 개": figures given as counts
         self._date_starts = [d.start for d in self.dates]
         self._figure_starts = [f.start for f in self.figures]
         self.known = known(question, today)
@@ -174,6 +177,7 @@ class _Checker:
         untagged = self._candidates(index, own, block) if not exact else []
         items: list[tuple[Figure | WrittenDate, Pointer]] = [(d, NOWHERE) for d in dates]
         items += zip(figures, figure_points, strict=True)
+        claims = self.claims
         for item, pointer in items:
             after = [cite for cite in exact if cite.start >= item.start]
             if after and isinstance(item, Figure):  # a date sets the scene of its whole sentence
@@ -183,6 +187,7 @@ class _Checker:
             else:
                 rests_on, strict = untagged, False
             clause = clause_at(parts, item.start, (start, end))
+            count = claims.get(item.start) if claims else None  # (no date starts where a figure does)
             self.mentions.append(
                 Mention(
                     figure=item if isinstance(item, Figure) else None,
@@ -193,6 +198,7 @@ class _Checker:
                     clause=self.masked[clause[0] : clause[1]],
                     span=clause,
                     pointer=pointer,
+                    count=bounded(count, figures, clause) if count is not None else None,
                 )
             )
 
@@ -375,6 +381,8 @@ class _Checker:
             return f"{what} went down, its sentence says, but its result says it {mention.contradicts}"
         if mention.weekday:
             return f"{what} is a {mention.weekday}, not the day of the week its sentence gives it"
+        if mention.miscounted:
+            return f"{what} is not how many of the {mention.miscounted} its sentence counts"
         if mention.owner:
             source = mention.bound
             assert source is not None
@@ -407,6 +415,8 @@ def _for_people(problem: str) -> str:
         return f"{what} is not the largest or smallest its sentence says it is"
     if "went down, its sentence says" in problem:
         return f"{what} is said to have gone down, but its result says it rose"
+    if "its sentence counts" in problem:
+        return f"{what} is not how many items of its result have what its sentence says"
     if "but its sentence gives it to another item" in problem:
         return f"{what} belongs to another item of its result than the one its sentence names"
     if "but its sentence is about" in problem:

@@ -265,7 +265,7 @@ class Aggregate(NamedTuple):
 def aggregates_of(data: Any) -> tuple[Aggregate, ...]:
     """Every aggregate of every list of records in `data` (a result's payload), bounded."""
     found: list[Aggregate] = []
-    for name, items in _lists_of_records(data, "", 0):
+    for name, items in lists_of_records(data, "", 0):
         found.append(Aggregate(Decimal(len(items)), None, f"the number of items in {name or 'the list'}"))
         fields: dict[str, list[Any]] = {}
         for item in items[:MAX_ITEMS]:
@@ -298,8 +298,8 @@ def _sums_by_state(name: str, items: list[dict[str, Any]], fields: dict[str, lis
                 continue
             for key in amounts[:4]:
                 unit = unit_of_key(key)[0]
-                total = sum((_decimal_of(item[key]) for item in chosen), Decimal(0))
-                rest = sum((_decimal_of(item[key]) for item in items), Decimal(0)) - total
+                total = sum((decimal_of(item[key]) for item in chosen), Decimal(0))
+                rest = sum((decimal_of(item[key]) for item in items), Decimal(0)) - total
                 yield Aggregate(total, unit, f"the sum of {key} over the {name} whose {state} is {value}")
                 yield Aggregate(rest, unit, f"the sum of {key} over the {name} whose {state} is not {value}")
 
@@ -309,7 +309,8 @@ def _is_state(values: list[Any]) -> bool:
     return len(texts) == len(values) and len(set(texts)) < len(texts) and len(set(texts)) <= MAX_DISTINCT
 
 
-def _decimal_of(value: int | float) -> Decimal:
+def decimal_of(value: int | float) -> Decimal:
+    """A number as the tool returned it, exactly ("7.5" stays 7.5, not its binary neighbour)."""
     return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
 
 
@@ -317,16 +318,16 @@ def extremes_of(data: Any) -> dict[str, tuple[Decimal, Decimal]]:
     """The smallest and the largest value of each numeric field over the items of the lists in `data` (and of
     each label of a mapping of labelled numbers, which is its own field)."""
     found: dict[str, tuple[Decimal, Decimal]] = {}
-    for _, items in _lists_of_records(data, "", 0):
+    for _, items in lists_of_records(data, "", 0):
         if items and "label" in items[0]:
-            values = [_decimal_of(value) for item in items for key, value in item.items() if key != "label"]
+            values = [decimal_of(value) for item in items for key, value in item.items() if key != "label"]
             found.update(dict.fromkeys((str(item["label"]) for item in items), (min(values), max(values))))
             continue
         fields: dict[str, list[Decimal]] = {}
         for item in items[:MAX_ITEMS]:
             for key, value in item.items():
                 if isinstance(value, int | float) and not isinstance(value, bool):
-                    fields.setdefault(str(key), []).append(_decimal_of(value))
+                    fields.setdefault(str(key), []).append(decimal_of(value))
         for key, values in fields.items():
             if len(values) >= 2:
                 found[key] = (min(values), max(values))
@@ -352,12 +353,13 @@ def _says(aggregate: Aggregate, said: str) -> bool:
     """Does a clause count what `aggregate` counts? It says its value or a word for it ("are down", "sind
     ausgefallen", "三个宕机"); or it names none of the field's other values and no other value has as many items
     (a state in words nobody listed)."""
-    if _named(aggregate.needs, said):
+    if says_state(aggregate.needs, said):
         return True
-    return aggregate.alone and not any(_named(other, said) for other in aggregate.others)
+    return aggregate.alone and not any(says_state(other, said) for other in aggregate.others)
 
 
-def _named(state: str, said: str) -> bool:
+def says_state(state: str, said: str) -> bool:
+    """Does `said` (casefolded) name `state`, or a word for it ("down": "ausgefallen", "宕机")?"""
     words = (state, *STATE_WORDS.get(state, ()))
     return any(_stands(word, said) for word in words)
 
@@ -375,7 +377,8 @@ def _stands(word: str, text: str) -> bool:
     return False
 
 
-def _lists_of_records(data: Any, name: str, depth: int) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+def lists_of_records(data: Any, name: str = "", depth: int = 0) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """The lists of records in `data`, each with the name of the field that holds it."""
     if depth > 3:
         return
     if isinstance(data, dict):
@@ -384,7 +387,7 @@ def _lists_of_records(data: Any, name: str, depth: int) -> Iterator[tuple[str, l
             yield name, [{"label": label, name or "value": value} for label, value in labels.items()]
             return
         for key, value in data.items():
-            yield from _lists_of_records(value, str(key), depth + 1)
+            yield from lists_of_records(value, str(key), depth + 1)
     elif isinstance(data, list):
         records = [item for item in data if isinstance(item, dict)]
         if len(records) >= 2 and len(records) == len(data):
@@ -394,7 +397,7 @@ def _lists_of_records(data: Any, name: str, depth: int) -> Iterator[tuple[str, l
         for item in records[:MAX_ITEMS]:
             for key, value in item.items():
                 if isinstance(value, list | dict):
-                    yield from _lists_of_records(value, str(key), depth + 2)
+                    yield from lists_of_records(value, str(key), depth + 2)
 
 
 def _labelled_numbers(data: dict[Any, Any]) -> dict[str, Any]:
@@ -411,7 +414,7 @@ def _labelled_numbers(data: dict[Any, Any]) -> dict[str, Any]:
 def _field_aggregates(name: str, key: str, values: list[Any], size: int) -> Iterator[Aggregate]:
     numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
     if len(numbers) >= 2 and len(numbers) == len(values):
-        decimals = [_decimal_of(n) for n in numbers]
+        decimals = [decimal_of(n) for n in numbers]
         unit, scale = unit_of_key(key)
         total = sum(decimals, Decimal(0))
         for value, what in ((total, "sum"), (total / len(decimals), "average")):

@@ -445,10 +445,34 @@ CJK_HALF = ("一半", "半数", "半分", "过半")
 CJK_COUNTERS = frozenset(
     "个個颗顆家名位人台次项項条條份件座天倍张張只隻所款种種门門位项股户戶笔筆辆輛架艘枚本冊機社匹头頭つ回軒店棟"
 )
+# Korean native numerals, as they stand before a counter ("여섯 명", "세 개", "스물두 곳"): tens, then units (the
+# forms before a counter too: 한, 두, 세, 네, 스무).
+KOREAN_TENS: dict[str, int] = {
+    "열": 10, "스물": 20, "스무": 20, "서른": 30, "마흔": 40, "쉰": 50, "예순": 60, "일흔": 70, "여든": 80, "아흔": 90,
+}  # fmt: skip
+KOREAN_UNITS: dict[str, int] = {
+    "하나": 1, "한": 1, "둘": 2, "두": 2, "셋": 3, "세": 3, "석": 3, "넷": 4, "네": 4, "넉": 4, "다섯": 5, "여섯": 6,
+    "일곱": 7, "여덟": 8, "아홉": 9,
+}  # fmt: skip
+# Sino-Korean digits and places, written in Hangul ("삼십 명", "이십오 개").
+KOREAN_SINO_DIGITS: dict[str, int] = {"일": 1, "이": 2, "삼": 3, "사": 4, "오": 5, "육": 6, "칠": 7, "팔": 8, "구": 9}
+KOREAN_SINO_PLACES: dict[str, int] = {"십": 10, "백": 100, "천": 1000}
+# A Korean numeral in words counts something only when one of these follows it: "세 개", "여섯 명", "두 곳". Most of
+# its syllables are words too ("네" is "yes", "이" is "this"), and "시" after one is a time ("세 시").
+KOREAN_COUNTERS = (
+    "켤레", "송이", "그루", "마리", "군데", "가지", "사람", "개", "명", "대", "곳", "건", "번", "권", "장", "잔", "병",
+    "채", "벌", "분", "팀", "자리", "살", "척", "칸", "줄", "회", "인",
+)  # fmt: skip
 # After these a numeral is a date or a time, not a quantity ("十一月", "三日", "十点").
 CJK_DATE_AFTER = frozenset("年月日号號点點时時分秒周週")
 # "3 of the 5 services": the words that join a count to its whole.
 OF_WORDS = re.compile(r"\s*(?:of(?:\s+the)?|out of|von|aus|de(?:s|\s+los|\s+las)?|sur|su|di|dei|delle|van)\s+", re.I)
+
+# "다섯 명 중 두 명", "5个中有3个", "6人のうち4人": the words between a whole and the count of it that follows.
+WHOLE_MARKS = ("중에서", "중에", "중", "가운데", "之中", "当中", "當中", "中", "のうち", "中有", "のうちで")
+WHOLE_BEFORE = re.compile(f"(?:{'|'.join(sorted(WHOLE_MARKS, key=len, reverse=True))})\\s*$")
+# A counter right after a number ("3개", "3 명", "三个", "5つ"): it counts things.
+COUNTER_AFTER = re.compile(rf" ?(?:[{''.join(sorted(CJK_COUNTERS))}]|{'|'.join(KOREAN_COUNTERS)})")
 
 # --- names -------------------------------------------------------------------------------------------------
 

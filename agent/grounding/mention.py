@@ -14,6 +14,7 @@ from agent.grounding.facts import Fact
 from agent.grounding.figures import Figure, Reading, decimal_mark, normalise_digits, read_figures
 from agent.grounding.language import number_word_languages
 from agent.grounding.structure import mask
+from agent.grounding.tally import CountClaim
 from agent.grounding.words import read_number_words
 from agent.result import GroundedFigure
 from agent.source import Source
@@ -41,6 +42,8 @@ class Mention:
     superlative: str = ""  # what its sentence says it is ("largest") when it is not
     contradicts: str = ""  # what its result says against its words ("rose (growth_pct: 3.2)"), said as it fell
     weekday: str = ""  # the day of the week its date falls on, when its words give it another
+    count: CountClaim | None = None  # its words give it as a count of items ("4 of the 6", "세 개")
+    miscounted: str = ""  # the list it is no count of, when it is none ("students in [1]")
     parley: bool = False  # Parley found its result (the answer's tags did not name it)
     # Where it stands in the answer, and as written: asked for by every rule, so kept rather than looked up.
     start: int = field(init=False)
@@ -55,7 +58,8 @@ class Mention:
     def refuted(self) -> bool:
         """A result states it, but for another thing than its words say, or not as the extreme they call it:
         no arithmetic makes it right."""
-        return bool(self.superlative or self.owner or self.contradicts or self.weekday) or self.taken_from is not None
+        refuted = self.superlative or self.owner or self.contradicts or self.weekday or self.miscounted
+        return bool(refuted) or self.taken_from is not None
 
     @property
     def item(self) -> Figure | WrittenDate:

@@ -3,10 +3,12 @@
 
 The numbers are parsed by maintained libraries: `text2num` for the European languages it knows (English,
 French, Spanish, Portuguese, German, Dutch, Danish, Italian) and `cn2an` for Chinese numerals, which Japanese
-writes the same way. What they leave out — fractions, "a dozen", "一半" — comes from the language module.
+writes the same way. What they leave out — fractions, "a dozen", "一半", and Korean numerals in Hangul (native
+"여섯", "스물두", Sino-Korean "삼십"), which neither reads — comes from the language module.
 
 The door is narrow where words are also something else: "one" and "two" (and "一", "两") are read only where
-they count something against a whole ("two of the five services", "两个服务中"), or carry a unit; ordinals
+they count something against a whole ("two of the five services", "两个服务中"), or carry a unit; a Korean
+numeral only before a counter ("여섯 명", "세 개": "네" alone is "yes", "이" is "this"); ordinals
 ("first", "第三") and dates ("十一月") are not quantities; and a scale word after digits ("1.5 million") belongs
 to the digits.
 """
@@ -30,6 +32,11 @@ from agent.grounding.language import (
     FRACTION_COMPOUNDS,
     FRACTION_WORDS,
     HALF_NOUNS,
+    KOREAN_COUNTERS,
+    KOREAN_SINO_DIGITS,
+    KOREAN_SINO_PLACES,
+    KOREAN_TENS,
+    KOREAN_UNITS,
     OF_WORDS,
     ONE_WORDS,
     SCALE_WORDS,
@@ -54,6 +61,14 @@ _CJK_RUN = re.compile(
 _SEGMENT = re.compile(r"[^.!?;\n。！？]+[.!?;\n。！？]*")
 _ANY_NUMERAL = re.compile(f"[{_NUMERALS}]")
 _CJK_SCALE_ONLY = re.compile(r"^[十百千万萬亿億]+$")
+_HANGUL = re.compile("[\uac00-\ud7a3]")
+_CJK_OR_HANGUL = re.compile(f"[{_NUMERALS}\uac00-\ud7a3]")
+_KOREAN_NUMERAL = re.compile(
+    rf"(?<![\uac00-\ud7a3])(?:(?P<tens>{'|'.join(KOREAN_TENS)})(?P<units>{'|'.join(KOREAN_UNITS)})?"
+    rf"|(?P<unit>{'|'.join(KOREAN_UNITS)})|(?P<sino>[{''.join((*KOREAN_SINO_DIGITS, *KOREAN_SINO_PLACES))}]+))"
+    rf" ?(?:{'|'.join(KOREAN_COUNTERS)})(?!째)"
+)
+_KOREAN_WHOLE = re.compile(r"(?:중|가운데)(?:에서|에)?\s*$")  # "다섯 명 중 두 명": a count against its whole
 
 
 class _Token:
@@ -108,8 +123,13 @@ def read_number_words(text: str, languages: Sequence[str], taken: Sequence[tuple
                     figures += _latin(text, segment.start(), segment.end(), language, taken)
             if figures:
                 break
-    if _ANY_NUMERAL.search(text):
-        figures += _cjk(text)
+    # One scan for both scripts: most answers have neither.
+    found = _CJK_OR_HANGUL.search(text)
+    if found is not None:
+        if _ANY_NUMERAL.search(text, found.start()):
+            figures += _cjk(text)
+        if _HANGUL.search(text, found.start()):
+            figures += _korean(text)
     return sorted(figures, key=lambda f: f.start)
 
 
@@ -384,3 +404,37 @@ def _cjk_precision(run: str) -> Decimal:
         return Decimal(10) ** (scale - decimals)
     places = {"万": 4, "萬": 4, "亿": 8, "億": 8}  # "三百" is 300 exactly; "564万" is counted in 万
     return Decimal(10) ** places.get(run[-1], 0)
+
+
+# --- Korean numerals -----------------------------------------------------------------------------------------
+
+
+def _korean(text: str) -> list[Figure]:
+    """ "여섯 명", "세 개", "스물두 곳", "삼십 명": a Korean numeral in words before a counter."""
+    figures: list[Figure] = []
+    for match in _KOREAN_NUMERAL.finditer(text):
+        if match.group("sino") is not None:
+            value = _sino_korean(match.group("sino"))
+        else:
+            tens = KOREAN_TENS.get(match.group("tens") or "", 0)
+            value = tens + KOREAN_UNITS.get(match.group("units") or match.group("unit") or "", 0)
+        start, end = match.span()
+        if not value or (value < MIN_ALONE and not _KOREAN_WHOLE.search(text, max(0, start - 8), start)):
+            continue
+        figures.append(word_figure(text, start, end, Decimal(value), Decimal(1), text[start:end]))
+    return figures
+
+
+def _sino_korean(numeral: str) -> int | None:
+    """ "이십오" is 25, "삼백" 300; None for what is no numeral ("이일")."""
+    total, digit = 0, None
+    for syllable in numeral:
+        place = KOREAN_SINO_PLACES.get(syllable)
+        if place is None:
+            if digit is not None:
+                return None
+            digit = KOREAN_SINO_DIGITS[syllable]
+        else:
+            total += (digit or 1) * place
+            digit = None
+    return total + (digit or 0)

@@ -238,3 +238,12 @@ def _cjk_superlatives_as_before(text: str) -> list[tuple[int, int, superlatives.
 @given(st.one_of(SUPERLATIVE_TEXT, PROSE, st.text(max_size=40)))
 def test_superlatives_as_before(text: str) -> None:
     assert superlatives.superlatives(text) == _superlatives_as_before(text)
+
+
+def test_words_korean_numerals_are_read_before_a_counter_only():
+    read = [(f.text, f.value) for f in read_number_words("직원 여섯 명, 테이블 스물두 개, 학생 삼십 명이 왔어요.", [])]
+    assert read == [("여섯 명", 6), ("스물두 개", 22), ("삼십 명", 30)]
+    # "네" is "yes", "열차" a train, "세 시" a time, "두 번째" an ordinal: no figures.
+    assert read_number_words("네, 열차는 세 시에 떠나요. 두 번째 열차도 있어요.", []) == []
+    # "한", "두" count only against a whole.
+    assert [f.value for f in read_number_words("두 명이 왔어요. 다섯 명 중 두 명이 왔어요.", [])] == [5, 2]
