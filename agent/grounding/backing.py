@@ -3,7 +3,9 @@
 In order: a result it rests on states it (`facts`) — the one its clause names, where the answer's tags do not
 say (`attribution.choose`); it is a count, sum or average over a list in one result; it is the asker's own
 figure, the year, today's date; it derives from the figures around it or from one of them and a value of its
-result (`derivation`). A value a superlative speaks of must be the largest or smallest of its kind.
+result (`derivation`). A value a superlative speaks of must be the largest or smallest of its kind — of its
+field, or of the ratio its words compare ("the fullest", "per m²"); a rise or fall its words say must go the
+way its results do (`comparisons`).
 """
 
 from __future__ import annotations
@@ -294,15 +296,16 @@ class Backing:
         spaces, 92 %"), and a rise or fall between two figures written "from … to …", checked once all are
         backed."""
         governed, masked = self._governed, self.masked
-        ratios = [m for m in mentions if m.derivation is not None and m.grounded is not None] if governed else []
-        for mention, wants in self._unlike_peers:
-            # Not the extreme of its field: right only as the numerator of a ratio its sentence derives (or writes
-            # out: "402 of its 410") that is.
-            as_ratio = any(self._check_ratio(d, mentions, governed or {}) for d in ratios if _over(d, mention))
-            if not as_ratio and not self._extreme_over_next(mention, mentions, wants):
-                mention.grounded, mention.superlative, mention.taken_from = None, wants.value, None
-        for derived in ratios:
-            self._check_ratio(derived, mentions, governed or {})
+        if governed:  # (a superlative that speaks of a figure: most answers have none)
+            ratios = [m for m in mentions if m.derivation is not None and m.grounded is not None]
+            for mention, wants in self._unlike_peers:
+                # Not the extreme of its field: right only as the numerator of a ratio its sentence derives (or
+                # writes out: "402 of its 410") that is.
+                as_ratio = any(self._check_ratio(d, mentions, governed) for d in ratios if _over(d, mention))
+                if not as_ratio and not self._extreme_over_next(mention, mentions, wants):
+                    mention.grounded, mention.superlative, mention.taken_from = None, wants.value, None
+            for derived in ratios:
+                self._check_ratio(derived, mentions, governed)
         if not may_say_from_to(masked):
             return
         for first, second in itertools.pairwise(mentions):  # the words between two figures rarely say "to"
@@ -405,9 +408,9 @@ class Backing:
         """The words of a figure's clause next to it, up to the figures beside it: "fell to 221", "1,410個に減り
         ました" — not the "fell" of "fell to 221 out of 1,274" for 1,274."""
         starts = [start for start, _ in self.figures]
-        at = bisect.bisect_left(starts, mention.start)
-        left = max(mention.span[0], mention.start - 24, self.figures[at - 1][1] if at > 0 else 0)
-        right = min(mention.span[1], mention.end + 16, starts[at + 1] if at + 1 < len(starts) else mention.end + 16)
+        before, after = bisect.bisect_left(starts, mention.start), bisect.bisect_right(starts, mention.start)
+        left = max(mention.span[0], mention.start - 24, self.figures[before - 1][1] if before > 0 else 0)
+        right = min(mention.span[1], mention.end + 16, starts[after] if after < len(starts) else mention.end + 16)
         return self.masked[left:right]
 
     def _check_item(self, mention: Mention, source: Source, fact: Fact) -> None:

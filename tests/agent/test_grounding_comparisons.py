@@ -4,7 +4,7 @@ between two results or two figures: wrong ones caught, right ones kept, ranks an
 from __future__ import annotations
 
 from agent.grounding import check
-from agent.grounding.comparisons import from_to, said_change
+from agent.grounding.comparisons import from_to, periods, said_change
 from agent.source import Source
 
 
@@ -114,3 +114,10 @@ def test_a_ratio_written_out_as_two_figures_is_compared_too():
     assert not problems("Am vollsten ist das Elm Row Deck: 402 von 410 Plätzen sind belegt.", GARAGES)
     # "vollständig" (complete) and "Leerstand" (vacancy) are no superlatives.
     assert not problems("Die Liste ist vollständig: 402 Plätze im Elm Row Deck sind belegt.", GARAGES)
+
+
+def test_periods_are_two_calls_of_one_tool_for_two_periods():
+    assert periods(WEEKS) == {"get_line_punctuality": (WEEKS[0], WEEKS[1])}
+    assert periods(WEEKS[::-1]) == {"get_line_punctuality": (WEEKS[0], WEEKS[1])}  # in time, not in call order
+    assert periods(GARAGES) == {}  # two things, not two periods
+    assert periods([*WEEKS, weekly(3, "2026-W16", 240)]) == {}  # three periods: which one is "before" is unsaid
