@@ -5,11 +5,14 @@ counts of a list in a result it rests on (`tally`), whatever else happens to equ
 result it rests on states it (`facts`) — the one its clause names, where the answer's tags do not
 say (`attribution.choose`); it is a count, sum or average over a list in one result; it is the asker's own
 figure, the year, today's date; it derives from the figures around it or from one of them and a value of its
-result (`derivation`). A value a superlative speaks of must be the largest or smallest of its kind.
+result (`derivation`). A value a superlative speaks of must be the largest or smallest of its kind — of its
+field, or of the ratio its words compare ("the fullest", "per m²"); a rise or fall its words say must go the
+way its results do (`comparisons`).
 """
 
 from __future__ import annotations
 
+import bisect
 import calendar
 import itertools
 import re
@@ -19,6 +22,19 @@ from functools import lru_cache
 
 from agent.grounding.attribution import Names, choose
 from agent.grounding.citations import Citations
+from agent.grounding.comparisons import (
+    DENIED,
+    RANKED,
+    from_to,
+    is_extreme,
+    may_say_from_to,
+    peers,
+    per_unit,
+    per_unit_key,
+    periods,
+    said_change,
+    value_of,
+)
 from agent.grounding.dates import (
     WrittenDate,
     minutes_between,
@@ -55,6 +71,7 @@ MAX_DERIVED = 200  # figures tried as derivations per answer: an answer repeatin
 MAX_MOMENTS = 16  # dates and times tried as the ends of a duration
 MAX_SOURCE_OPERANDS = 6  # values of a result tried as operands the answer did not write out
 MAX_ASKED_SCAN = 8  # the asker's values compared one by one; more are looked up in a set
+_MAX_TO = 8  # characters between the two figures of "from 189 to 221" (" auf ", "件から")
 
 
 # A field that is an extreme by name: "temp_max_c", "peak_rps", "p95_max", "lowest_price".
@@ -105,6 +122,8 @@ class Backing:
         self._ordered: dict[tuple[int, frozenset[int]], tuple[list[Source], list[Source], _Unpointed]] = {}
         self._tools_of: dict[frozenset[int], set[str]] = {}
         self._where: dict[int, str] = {}  # how a figure's backing names its result, by result
+        self._periods = periods(sources)  # the tools asked for two periods: most runs ask none
+        self._unlike_peers: list[tuple[Mention, Direction]] = []  # not the extreme their words call them
         # The asker's values. A question gives a handful: comparing with each costs less than hashing a Decimal
         # (equal Decimals hash alike, so equality says what a set would); a long list of them is a set.
         values = tuple(dict.fromkeys(a.value for asked in known.figures for a in asked.readings))
@@ -140,6 +159,8 @@ class Backing:
                 self._check_superlative(mention, chosen, fact)
                 self._check_item(mention, chosen, fact)
                 self._check_direction(mention, fact)
+                if self._periods:
+                    self._check_trend(mention, chosen, fact)
                 if mention.owner and figure.unit is None and self._ground_aggregate(mention, figure):
                     mention.owner = ""  # "3 are late: A (6 h), B (12 h), C (3 h)": a count, not C's 3 h
                 return
@@ -240,12 +261,160 @@ class Backing:
             span = self._peer_span(source.tool, fact.key)
         if span is None:
             return  # a value with no others of its kind: no superlative can be wrong about it
+        per = self._per_unit(mention, source, fact, wants)
+        if per is not None:  # "le plus cher au m²": the amount per m² is compared, not the amount
+            if not per:
+                mention.grounded, mention.taken_from = None, None
+            return
         low, high = span
         allowed = {Direction.LARGEST: (high,), Direction.SMALLEST: (low,)}.get(wants, (low, high))
         if fact.returned in allowed:
             return
-        mention.grounded, mention.superlative = None, wants.value
-        mention.taken_from = None
+        # Decided once the figures are derived: "am vollsten, 285 von 300 (95 %)" compares the ratio, not 285.
+        self._unlike_peers.append((mention, wants))
+
+    def _per_unit(self, mention: Mention, source: Source, fact: Fact, wants: Direction) -> bool | None:
+        """Where a superlative's words count per one of something ("per m²", "pro Kopf"): is the item the
+        extreme of its field over the field its unit names ("price_eur / surface_m2")? None where they do not."""
+        statement = self._statement(mention)
+        words = per_unit(statement)
+        if not words or RANKED.search(statement) or DENIED.search(statement):
+            return None
+        found = peers(source, self.sources, ((fact.key, fact.returned),))
+        denominator = per_unit_key(found[0][found[1]], fact.key, words) if found is not None else None
+        if found is None or denominator is None:
+            return None
+        items, own = found
+        if is_extreme(items, own, fact.key, denominator, wants):
+            return True
+        mention.superlative = f"{wants.value} {fact.key} / {denominator}"
+        return False
+
+    def _statement(self, mention: Mention) -> str:
+        sentence = self.layout.sentences[mention.sentence]
+        return self.masked[sentence.start : sentence.end]
+
+    def compare_all(self, mentions: Sequence[Mention]) -> None:
+        """A superlative over a ratio the answer derived from one item's fields ("the fullest, 571 of its 620
+        spaces, 92 %"), and a rise or fall between two figures written "from … to …", checked once all are
+        backed."""
+        governed, masked = self._governed, self.masked
+        if governed:  # (a superlative that speaks of a figure: most answers have none)
+            ratios = [m for m in mentions if m.derivation is not None and m.grounded is not None]
+            for mention, wants in self._unlike_peers:
+                # Not the extreme of its field: right only as the numerator of a ratio its sentence derives (or
+                # writes out: "402 of its 410") that is.
+                as_ratio = any(self._check_ratio(d, mentions, governed) for d in ratios if _over(d, mention))
+                if not as_ratio and not self._extreme_over_next(mention, mentions, wants):
+                    mention.grounded, mention.superlative, mention.taken_from = None, wants.value, None
+            for derived in ratios:
+                self._check_ratio(derived, mentions, governed)
+        if not may_say_from_to(masked):
+            return
+        for first, second in itertools.pairwise(mentions):  # the words between two figures rarely say "to"
+            end = first.end
+            if (
+                second.start - end <= _MAX_TO
+                and first.span == second.span
+                and from_to(masked, first.start, end, second.start, second.end)
+            ):
+                self._check_from_to(first, second)
+
+    def _check_ratio(self, derived: Mention, mentions: Sequence[Mention], governed: dict[int, Direction]) -> bool:
+        """A ratio of one item's fields the answer derived, which a superlative speaks of (or of its numerator):
+        is the item the extreme of it? True when it is; False when it is not or nothing says."""
+        derivation = derived.derivation
+        assert derivation is not None
+        if len(derivation.operands) != 2 or " − " in derivation.formula:
+            return False
+        numerator, denominator = derivation.operands
+        if not derivation.formula.endswith(f"= {numerator.text} / {denominator.text}"):
+            return False  # a sum, a product, a change: no ratio of one item's fields
+        statement = self.layout.sentences[derived.sentence]
+        operands = [
+            m
+            for m in mentions
+            if m.sentence == derived.sentence and m.backing is not None and m.text in (numerator.text, denominator.text)
+        ]
+        over = next((m for m in operands if m.text == numerator.text), None)
+        under = next((m for m in operands if m.text == denominator.text), None)
+        if over is None or under is None or over.bound is None or over.bound is not under.bound:
+            return False
+        spoken = next((m for m in (derived, over) if m.start in governed), None)
+        if spoken is None or (spoken is over and self._names_field(over)):
+            return False  # "the most returns: 100 of 500 orders (20 %)" compares the returns, not their rate
+        words = self.masked[statement.start : statement.end]
+        if RANKED.search(words) or DENIED.search(words):
+            return False
+        assert over.backing is not None and under.backing is not None
+        top, bottom = over.backing[1], under.backing[1]
+        found = peers(over.bound, self.sources, ((top.key, top.returned), (bottom.key, bottom.returned)))
+        if found is None:
+            return False
+        wants = resolved(governed[spoken.start], top.unit, top.key)
+        if is_extreme(*found, top.key, bottom.key, wants):
+            return True
+        spoken.grounded, spoken.superlative = None, f"{wants.value} {top.key} / {bottom.key}"
+        return False
+
+    def _extreme_over_next(self, mention: Mention, mentions: Sequence[Mention], wants: Direction) -> bool:
+        """ "The fullest, with 402 of its 410 spaces": is the item the extreme of its field over the field of the
+        figure right after it in its clause, another of the same item's?"""
+        at = next(at for at, m in enumerate(mentions) if m is mention)
+        under = mentions[at + 1] if at + 1 < len(mentions) else None
+        if under is None or under.span != mention.span or under.backing is None or under.bound is not mention.bound:
+            return False
+        assert mention.backing is not None and mention.bound is not None
+        top, bottom = mention.backing[1], under.backing[1]
+        if top.key == bottom.key or self._names_field(mention):
+            return False
+        found = peers(mention.bound, self.sources, ((top.key, top.returned), (bottom.key, bottom.returned)))
+        return found is not None and is_extreme(*found, top.key, bottom.key, wants)
+
+    def _names_field(self, mention: Mention) -> bool:
+        """Do the words of its sentence before a figure name the field it is ("the most returns: 100")?"""
+        assert mention.backing is not None
+        sentence = self.layout.sentences[mention.sentence]
+        before = self.masked[sentence.start : mention.start].casefold()
+        return any(len(word) > 3 and word in before for word in mention.backing[1].key.casefold().split("_"))
+
+    def _check_from_to(self, first: Mention, second: Mention) -> None:
+        """ "Fell from 189 to 221": a change its words say went down (or up) between two figures in order."""
+        if first.grounded is None or second.grounded is None:
+            return
+        one, other = first.figure, second.figure
+        if one is None or other is None or one.unit != other.unit or one.percent != other.percent:
+            return
+        said = said_change(first.clause)
+        before, after = one.value, other.value
+        if said is None or before == after or (after > before) == said:
+            return
+        went = "rose" if after > before else "fell"
+        second.grounded, second.contradicts = None, f"{went} (from {first.text} to {second.text})"
+
+    def _check_trend(self, mention: Mention, source: Source, fact: Fact) -> None:
+        """ "Late trips fell to 221 last week": a figure its words say rose (or fell) to, from the same field of
+        the result of the period before."""
+        pair = self._periods.get(source.tool)
+        if pair is None or source is not pair[1] or mention.grounded is None or _is_change(fact.key):
+            return  # most runs ask no tool for two periods: nothing to compare
+        said = said_change(self._around(mention))
+        before = value_of(pair[0], fact.key)
+        after = fact.returned
+        if said is None or before is None or before == after or (after > before) == said:
+            return
+        went = "rose" if after > before else "fell"
+        mention.grounded = None
+        mention.contradicts = f"{went} ({fact.key}: {plain(before)} in {pair[0].tag}, {plain(after)} in {source.tag})"
+
+    def _around(self, mention: Mention) -> str:
+        """The words of a figure's clause next to it, up to the figures beside it: "fell to 221", "1,410個に減り
+        ました" — not the "fell" of "fell to 221 out of 1,274" for 1,274."""
+        starts = [start for start, _ in self.figures]
+        before, after = bisect.bisect_left(starts, mention.start), bisect.bisect_right(starts, mention.start)
+        left = max(mention.span[0], mention.start - 24, self.figures[before - 1][1] if before > 0 else 0)
+        right = min(mention.span[1], mention.end + 16, starts[after] if after < len(starts) else mention.end + 16)
+        return self.masked[left:right]
 
     def _directions(self) -> dict[int, Direction]:
         """The figures superlatives speak of, by where each starts, read on first need."""
@@ -518,6 +687,7 @@ class Backing:
         mention.derived_operand = Operand(
             figure.text, (figure.value,), figure.unit, figure.percent, derivation.tags, figure.per
         )
+        mention.derivation = derivation
 
     def _items_before(self, index: int) -> list[int]:
         """The sentences of the list or table that ends right before sentence `index` (a total after bullets
@@ -648,6 +818,17 @@ def _states_quarter(source: Source, year: int | None, quarter: int) -> bool:
 def _uses(derivation: Derivation, own: str | None) -> bool:
     """A figure its clause gives to one result derives from a value of that result itself."""
     return own is None or any(tuple(operand.tags) == (own,) for operand in derivation.operands)
+
+
+def _over(derived: Mention, numerator: Mention) -> bool:
+    """Is `derived` a ratio of `numerator` to another figure of its sentence?"""
+    derivation = derived.derivation
+    return (
+        derivation is not None
+        and derived.sentence == numerator.sentence
+        and len(derivation.operands) == 2
+        and derivation.operands[0].text == numerator.text
+    )
 
 
 def _among(tags: Sequence[str], named: frozenset[str]) -> bool:

@@ -122,6 +122,7 @@ class _Checker:
         for mention in self.mentions:
             self.backing.ground(mention)
         self.backing.derive_all(self.mentions)
+        self.backing.compare_all(self.mentions)
         self._wrong_entities()
         self._conclude()
         return self.result
@@ -378,7 +379,8 @@ class _Checker:
         if mention.superlative:
             return f"{what} is not the {mention.superlative} of its kind in the results, as its sentence says"
         if mention.contradicts:
-            return f"{what} went down, its sentence says, but its result says it {mention.contradicts}"
+            said = "went up" if mention.contradicts.startswith("fell") else "went down"
+            return f"{what} {said}, its sentence says, but its result says it {mention.contradicts}"
         if mention.weekday:
             return f"{what} is a {mention.weekday}, not the day of the week its sentence gives it"
         if mention.miscounted:

@@ -162,7 +162,7 @@ RISE = re.compile(
 FALL = re.compile(
     r"\b(?:down|fell|fallen|dropped|declined|decreased|went down|lost|gesunken|sank|gefallen|abgenommen|baiss[ée]\w*"
     r"|diminu[ée]\w*|dismin\w*|baj[óo]|cay[óo]|cal[aoi]\w*|sces[aoi]|caiu|desceu|gedaald|gezakt|afgenomen)\b"
-    r"|下降|减少|下跌|下滑|降低|低下|減少|減っ|下が|감소|하락|줄었|떨어",
+    r"|下降|减少|下跌|下滑|降低|低下|減少|減っ|減り|下が|감소|하락|줄었|떨어",
     re.IGNORECASE,
 )
 FROM = re.compile(r"(?:\b(?:from|von|de|desde|da|dal|dai|van|depuis)\b|从|從|由|から|에서)[^\d]{0,10}$", re.IGNORECASE)

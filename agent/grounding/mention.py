@@ -9,7 +9,7 @@ from functools import lru_cache
 
 from agent.grounding.attribution import NOWHERE, Pointer
 from agent.grounding.dates import WrittenDate, read_dates
-from agent.grounding.derivation import Operand
+from agent.grounding.derivation import Derivation, Operand
 from agent.grounding.facts import Fact
 from agent.grounding.figures import Figure, Reading, decimal_mark, normalise_digits, read_figures
 from agent.grounding.language import number_word_languages
@@ -36,6 +36,7 @@ class Mention:
     bound: Source | None = None  # the result it rests on
     backing: tuple[Reading, Fact] | None = None
     derived_operand: Operand | None = None
+    derivation: Derivation | None = None  # how it follows from the figures around it, when it is derived
     taken_from: Source | None = None  # the result that states it, when its words point at another (swapped)
     owner: str = ""  # the item of its result that holds it, when its words name another item (swapped)
     wrong_entity: bool = False  # it is given to a name nothing the run saw names

@@ -40,14 +40,14 @@ _WORDS: dict[str, Direction] = {
         (
             *("highest", "largest", "biggest", "maximum", "max", "peak", "greatest", "busiest", "warmest"),
             *("hottest", "dearest", "mayor", "maior", "massimo", "massima", "máximo", "máxima", "maximal"),
-            *("wettest", "rainiest", "snowiest", "windiest"),
+            *("wettest", "rainiest", "snowiest", "windiest", "fullest", "vollsten", "vollste", "volste", "volsten"),
         ),
         _L,
     ),
     **dict.fromkeys(
         (
             *("lowest", "smallest", "fewest", "minimum", "min", "quietest", "coldest", "coolest", "cheapest"),
-            *("menor", "minimo", "minima", "mínimo", "mínima", "minimal", "driest"),
+            *("menor", "minimo", "minima", "mínimo", "mínima", "minimal", "driest", "emptiest", "leersten", "leerste"),
         ),
         _S,
     ),
@@ -65,6 +65,7 @@ _STEMS: tuple[tuple[str, Direction], ...] = (
     *(("traagst", _SLOW), ("langzaamst", _SLOW), ("schnellst", _FAST), ("snelst", _FAST), ("best", _E)),
     *(("schlechtest", _E), ("slechtst", _E), ("meilleur", _E), ("stärkst", _L), ("schwächst", _S)),
     *(("nassest", _L), ("regenreichst", _L), ("trockenst", _S), ("natst", _L), ("droogst", _S)),
+    *(("ausgelastetst", _L),),
 )
 # German and Dutch join them to a noun: "die umsatzstärkste Filiale", "der kostengünstigste Tarif".
 _COMPOUND_ENDS = ("ste", "sten", "ster", "stes", "stem")
@@ -78,7 +79,8 @@ _ADJECTIVES: tuple[tuple[str, Direction], ...] = (
     *(("bas", _S), ("baj", _S), ("baix", _S), ("faibl", _S), ("petit", _S), ("pequeñ", _S), ("piccol", _S)),
     *(("froid", _S), ("frí", _S), ("fredd", _S), ("fri", _S), ("barat", _S), ("economic", _S), ("lent", _SLOW)),
     *(("rapid", _FAST), ("rápid", _FAST), ("veloc", _FAST), ("pluvi", _L), ("lluvios", _L), ("piovos", _L)),
-    *(("chuvos", _L), ("sec", _S), ("sèch", _S), ("seco", _S), ("secc", _S)),
+    *(("chuvos", _L), ("sec", _S), ("sèch", _S), ("seco", _S), ("secc", _S), ("rempl", _L), ("plein", _L)),
+    *(("llen", _L), ("ocupad", _L), ("pien", _L), ("vací", _S), ("vide", _S)),
 )
 _PAIRS: dict[str, tuple[tuple[str, Direction], ...]] = {
     "the": (("most", _L), ("least", _S)),
@@ -94,7 +96,9 @@ _ARTICLES = frozenset(("le", "la", "les", "l"))
 _COMPARING = frozenset(("que", "than", "di", "do", "dan", "als"))
 # 最高 / 最低 …, and 最も・一番・가장・제일 followed by what they make extreme.
 _CJK_WORDS: dict[str, Direction] = {
-    **dict.fromkeys(("最高", "最大", "最多", "最长", "最長", "最贵", "最貴", "最热", "最暑", "最暖"), _L),
+    **dict.fromkeys(
+        ("最高", "最大", "最多", "最长", "最長", "最贵", "最貴", "最热", "最暑", "最暖", "最满", "最滿"), _L
+    ),
     **dict.fromkeys(("最低", "最小", "最少", "最短", "最冷", "最寒", "最便宜", "最安"), _S),
     "最慢": _SLOW,
     "最快": _FAST,
@@ -105,6 +109,7 @@ _CJK_LEADS = ("最も", "一番", "가장", "제일")
 _CJK_NEXT: tuple[tuple[str, Direction], ...] = (
     *(("高", _L), ("多", _L), ("大", _L), ("暑", _L), ("暖", _L), ("熱", _L), ("高価", _L), ("低", _S), ("少", _S)),
     *(("小", _S), ("寒", _S), ("冷", _S), ("安", _S), ("遅", _SLOW), ("速", _FAST), ("早", _FAST), ("높", _L)),
+    *(("混", _L), ("埋ま", _L), ("満", _L)),
     *(("많", _L), ("큰", _L), ("크", _L), ("따뜻", _L), ("더운", _L), ("덥", _L), ("비싼", _L), ("낮", _S)),
     *(("적", _S), ("작", _S), ("추운", _S), ("춥", _S), ("저렴", _S), ("싼", _S), ("느", _SLOW), ("빠", _FAST)),
 )
