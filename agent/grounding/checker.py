@@ -11,8 +11,10 @@
    figure's clause (`attribution`), and attaches the citation itself.
 4. It is grounded when a result it rests on states it the way people show it (`facts`), when it is a count, sum
    or average over a list in one (`derivation.aggregates_of`) — a figure its words give as a count of items
-   ("4 of the 6", "세 개") only as one of those counts (`tally`) — a derivation of grounded figures around it or
-   of their results' values (`derivation`), or the asker's own figure, the year, or today's date.
+   ("4 of the 6", "세 개") only as one of those counts (`tally`) — or the asker's own figure, the year, or today's
+   date (`backing`); else a derivation of grounded figures around it or of their results' values
+   (`derivations`, with `derivation`). What a superlative or a rise or fall says of it must hold against the
+   others of its kind (`comparisons`).
 5. A grounded figure given to a name nothing the run saw names is a wrong-entity claim (`entities`).
 
 Each sentence keeps its own verdict, so a partial answer can quote the sentences that passed.
@@ -28,9 +30,11 @@ from datetime import date
 from operator import attrgetter
 
 from agent.grounding.attribution import NOWHERE, Attachment, Names, Pointer, attached, attachment, pointers
-from agent.grounding.backing import Backing, aggregates, extremes
+from agent.grounding.backing import Backing, aggregates
 from agent.grounding.citations import Cite, read_citations
+from agent.grounding.comparisons import Comparisons, extremes
 from agent.grounding.dates import WrittenDate, read_dates
+from agent.grounding.derivations import Derivations
 from agent.grounding.entities import UnknownNames, known_names
 from agent.grounding.facts import facts_of, inputs_of, read_inputs, returned
 from agent.grounding.figures import Figure, decimal_mark, normalise_digits, read_figures, reads_by_mark
@@ -99,9 +103,18 @@ class _Checker:
         self.known = known(question, today)
         self.inputs = inputs_of(self.sources)  # "calculator(47 * 12)" used [1]'s 47 and [2]'s 12
         spans = [(f.start, f.end) for f in self.figures if not _is_year(f)]
+        self.comparisons = Comparisons(self.sources, self.names, self.masked, self.layout, spans)
         self.backing = Backing(
-            self.sources, self.names, self.inputs, self.known, self.masked, self.layout, self.citations, spans
+            self.sources,
+            self.names,
+            self.inputs,
+            self.known,
+            self.masked,
+            self.layout,
+            self.citations,
+            self.comparisons,
         )
+        self.derivations = Derivations(self.sources, self.names, self.masked, self.layout)
         self.result = Grounding(answer=answer)
         self.mentions: list[Mention] = []
         self._clause_cache: dict[int, list[tuple[int, int]]] = {}
@@ -121,8 +134,8 @@ class _Checker:
             carried = tuple(named) if named else (carried if block.kind is BlockKind.PROSE else ())
         for mention in self.mentions:
             self.backing.ground(mention)
-        self.backing.derive_all(self.mentions)
-        self.backing.compare_all(self.mentions)
+        self.derivations.derive_all(self.mentions)
+        self.comparisons.compare_all(self.mentions)
         self._wrong_entities()
         self._conclude()
         return self.result
