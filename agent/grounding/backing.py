@@ -5,7 +5,7 @@ counts of a list in a result it rests on (`tally`), whatever else happens to equ
 result it rests on states it (`facts`) — the one its clause names, where the answer's tags do not
 say (`attribution.choose`); it is a count, sum or average over a list in one result; it is the asker's own
 figure, the year, today's date. Once all are backed, what none of these backs may derive from the figures around
-it or from one of them and a value of its result (`derivations`). A value a superlative speaks of must be the
+it or from one of them and a value of its result (`unstated`). A value a superlative speaks of must be the
 largest or smallest of its kind — of its field, or of the ratio its words compare ("the fullest", "per m²"); a
 rise or fall its words say must go the way its results do (`comparisons`, whose checks of each figure run here).
 """
@@ -22,7 +22,6 @@ from agent.grounding.citations import Citations
 from agent.grounding.comparisons import Comparisons
 from agent.grounding.dates import WrittenDate, quarter_of, said_weekday, split_moment, weekday_of
 from agent.grounding.derivation import Aggregate, aggregates_of, find_aggregate
-from agent.grounding.derivations import MAX_SOURCE_OPERANDS
 from agent.grounding.facts import Fact, SourceFacts, facts_of, returned
 from agent.grounding.figures import Figure, Reading
 from agent.grounding.language import says_decrease
@@ -30,6 +29,7 @@ from agent.grounding.mention import Known, Mention
 from agent.grounding.records import records_of
 from agent.grounding.structure import BlockKind, Layout
 from agent.grounding.tally import tallies
+from agent.grounding.unstated import MAX_SOURCE_OPERANDS
 from agent.result import GroundedFigure, GroundingRule
 from agent.source import Source
 

@@ -13,7 +13,7 @@
    or average over a list in one (`derivation.aggregates_of`) — a figure its words give as a count of items
    ("4 of the 6", "세 개") only as one of those counts (`tally`) — or the asker's own figure, the year, or today's
    date (`backing`); else a derivation of grounded figures around it or of their results' values
-   (`derivations`, with `derivation`). What a superlative or a rise or fall says of it must hold against the
+   (`unstated`, with `derivation`). What a superlative or a rise or fall says of it must hold against the
    others of its kind (`comparisons`).
 5. A grounded figure given to a name nothing the run saw names is a wrong-entity claim (`entities`).
 
@@ -34,7 +34,6 @@ from agent.grounding.backing import Backing, aggregates
 from agent.grounding.citations import Cite, read_citations
 from agent.grounding.comparisons import Comparisons, extremes
 from agent.grounding.dates import WrittenDate, read_dates
-from agent.grounding.derivations import Derivations
 from agent.grounding.entities import UnknownNames, known_names
 from agent.grounding.facts import facts_of, inputs_of, read_inputs, returned
 from agent.grounding.figures import Figure, decimal_mark, normalise_digits, read_figures, reads_by_mark
@@ -45,6 +44,7 @@ from agent.grounding.records import records_of
 from agent.grounding.structure import Block, BlockKind, Layout, blanked, clause_at, clauses, layout, mask
 from agent.grounding.tables import cell_figures
 from agent.grounding.tally import bounded, count_claims
+from agent.grounding.unstated import Unstated
 from agent.grounding.verdict import Grounding, SentenceCheck
 from agent.grounding.words import read_number_words
 from agent.source import Source
@@ -114,7 +114,7 @@ class _Checker:
             self.citations,
             self.comparisons,
         )
-        self.derivations = Derivations(self.sources, self.names, self.masked, self.layout)
+        self.unstated = Unstated(self.sources, self.names, self.masked, self.layout)
         self.result = Grounding(answer=answer)
         self.mentions: list[Mention] = []
         self._clause_cache: dict[int, list[tuple[int, int]]] = {}
@@ -134,7 +134,7 @@ class _Checker:
             carried = tuple(named) if named else (carried if block.kind is BlockKind.PROSE else ())
         for mention in self.mentions:
             self.backing.ground(mention)
-        self.derivations.derive_all(self.mentions)
+        self.unstated.derive_all(self.mentions)
         self.comparisons.compare_all(self.mentions)
         self._wrong_entities()
         self._conclude()

@@ -1,4 +1,4 @@
-"""Derivations: the figures of an answer nothing states, grounded as what the figures around them derive.
+"""Unstated: the figures of an answer nothing states, grounded as what the figures around them derive.
 
 "50 of the 200 are open, 25 %": 25 % is 50 / 200, two figures of its sentence. "50 of the 200 are open", where
 the result says 150 resolved: 50 is 200 − 150, one of the answer's figures and a value its result returned
@@ -32,7 +32,7 @@ MAX_MOMENTS = 16  # dates and times tried as the ends of a duration
 MAX_SOURCE_OPERANDS = 6  # values of a result tried as operands the answer did not write out
 
 
-class Derivations:
+class Unstated:
     """Grounds, as derivations, the figures of one answer that no result states."""
 
     def __init__(self, sources: Sequence[Source], names: Names, text: str, layout: Layout) -> None:
