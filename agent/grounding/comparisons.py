@@ -26,7 +26,19 @@ from agent.grounding.attribution import Names
 from agent.grounding.derivation import extremes_of
 from agent.grounding.facts import Fact, returned
 from agent.grounding.figures import plain
-from agent.grounding.language import FALL, FROM, RISE, says_decrease
+from agent.grounding.language import (
+    DENIED,
+    FALL,
+    FROM,
+    PER_UNITS,
+    PER_WORDS,
+    RANKED,
+    RISE,
+    TO,
+    TO_AFTER,
+    TO_WORDS,
+    says_decrease,
+)
 from agent.grounding.mention import Mention
 from agent.grounding.records import owners, records_of
 from agent.grounding.structure import Layout
@@ -42,35 +54,6 @@ _EXTREME_KEY = re.compile(r"(?:^|_|\b)(?:max|min|maximum|minimum|peak|high|low|h
 # A field holding a signed change: its sign says up or down ("change_pct_qoq": 3.2 rose).
 _CHANGE_KEY = re.compile(r"(?:^|_)(?:change|growth|delta|diff|variation|trend|yoy|qoq|mom|wow|dod)(?:$|_)", re.I)
 
-# "second highest", "zweitgrößte", "la deuxième plus chère", "第二高", "二番目に高い": a rank, not the extreme.
-RANKED = re.compile(
-    r"\b(?:second|third|fourth|next|runner|zweit|dritt|deuxième|troisième|segund[oa]|tercer[oa]?|terz[oa]"
-    r"|tweede|derde)\w*|第[二三四]|[二三]番目|두\s?번째|세\s?번째",
-    re.IGNORECASE,
-)
-# "not the fullest", "nicht gesunken", "n'a pas baissé", "no bajó", "没有下降", "下がっていない": a denial.
-DENIED = re.compile(
-    r"\b(?:not|never|nicht|nie|kein\w*|pas|jamais|no|nunca|non|mai|não|nunca|niet|geen)\b|n't|没有|沒有|并非|不是"
-    r"|ではな|じゃな|ていない|なかった|않|아니|없",
-    re.IGNORECASE,
-)
-
-# "per m²", "au mètre carré", "pro Kopf", "人均": a superlative that compares an amount per one of something —
-# and the words in the field names of what it is counted per.
-_PER_AREA = (
-    r"(?:\b(?:per|a|au|à|al|por|pro|je|par|p\.?)\s+(?:m²|m2|sqm|sq\.?\s?(?:ft|m)|square\s+(?:met(?:re|er)|foot|feet)"
-    r"|mètre\s+carré|metro\s+(?:cuadrado|quadrato)|quadratmeter|vierkante\s+meter)|/\s?m²|/\s?m2\b"
-    r"|\bquadratmeterpreis|平方米|平米|㎡|제곱미터당|평당)"
-)
-_PER_HEAD = (
-    r"(?:\b(?:per|pro|par|por)\s+(?:capita|head|person|inhabitant|resident|kopf|einwohner|habitant|habitante|persona"
-    r"|cápita)|人均|每人|一人当たり|一人あたり|1人当たり|1人あたり|1인당|인당)"
-)
-PER_UNITS = re.compile(rf"(?P<area>{_PER_AREA})|(?P<head>{_PER_HEAD})", re.IGNORECASE)
-_PER_WORDS = {
-    "area": ("m2", "sqm", "sqft", "area", "surface", "size", "flaeche", "superficie"),
-    "head": ("population", "inhabitants", "residents", "people", "persons", "headcount", "einwohner", "habitants"),
-}
 _KEY_WORDS = re.compile(r"[a-z0-9]+")
 
 # What a result's call asked for that orders two results in time: "2026-W14", "2026-04", "2025", "2026Q1".
@@ -122,7 +105,7 @@ def per_unit(statement: str) -> tuple[str, ...]:
     """What an amount is counted per where the words say "per m²", "pro Kopf", "人均": the words that name it in a
     field's name ("m2", "surface", "population") — none where they say no such thing."""
     found = PER_UNITS.search(statement)
-    return _PER_WORDS[found.lastgroup or ""] if found is not None else ()
+    return PER_WORDS[found.lastgroup or ""] if found is not None else ()
 
 
 def per_unit_key(item: Mapping[str, Decimal], numerator: str, words: Sequence[str]) -> str | None:
@@ -131,25 +114,9 @@ def per_unit_key(item: Mapping[str, Decimal], numerator: str, words: Sequence[st
     return named[0] if len(named) == 1 else None
 
 
-# What stands between the two figures of "from 189 to 221", "von 189 auf 221", "从189降至221" — after a "from"
-# before the first — or of "189件から221件に", "189건에서 221건으로", where it is the "from" and a "to" follows
-# the second ("4億2,000万円から3,570万円増えた" says by how much, not to what).
-_TO = re.compile(
-    r"\s*(?:to|auf|à|a|al|hasta|naar|tot|para|→|->)\s*|[^\d\s]{0,3}[至到]\s*|(?P<after>[^\d\s]{0,2}(?:から|에서)\s*)",
-    re.IGNORECASE,
-)
-_TO_AFTER = re.compile(r"[^\d\s]{0,2}?(?:に|へ|まで|으로|로|까지)")
-
-
-_TO_WORDS = (
-    *(" to ", " auf ", " à ", " a ", " al ", " hasta ", " naar ", " tot ", " para "),
-    *("→", "->", "至", "到", "から", "에서"),
-)
-
-
 def may_say_from_to(text: str) -> bool:
     """Does `text` hold a word `from_to` needs? Most answers have none: one look at the whole spares each pair."""
-    for word in _TO_WORDS:  # noqa: SIM110 (a loop, not `any`: no generator for every check)
+    for word in TO_WORDS:  # noqa: SIM110 (a loop, not `any`: no generator for every check)
         if word in text:
             return True
     return False
@@ -157,11 +124,11 @@ def may_say_from_to(text: str) -> bool:
 
 def from_to(text: str, start: int, end: int, then: int, then_end: int) -> bool:
     """Are the figures at `start`–`end` and `then`–`then_end` in `text` written as the two ends of a change?"""
-    gap = _TO.match(text, end, then)
+    gap = TO.match(text, end, then)
     if gap is None or gap.end() != then:
         return False
     if gap.group("after") is not None:
-        return _TO_AFTER.match(text, then_end) is not None
+        return TO_AFTER.match(text, then_end) is not None
     return FROM.search(text, max(0, start - 24), start) is not None
 
 

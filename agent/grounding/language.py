@@ -268,6 +268,53 @@ STATE_WORDS: dict[str, tuple[str, ...]] = {
     "draining": ("draining", "drain", "vidange", "drenando", "排空"),
 }  # fmt: skip
 
+# --- comparisons: ranks, denials, amounts per one of something, "from … to …" ---------------------------------
+
+# "second highest", "zweitgrößte", "la deuxième plus chère", "第二高", "二番目に高い": a rank, not the extreme.
+RANKED = re.compile(
+    r"\b(?:second|third|fourth|next|runner|zweit|dritt|deuxième|troisième|segund[oa]|tercer[oa]?|terz[oa]"
+    r"|tweede|derde)\w*|第[二三四]|[二三]番目|두\s?번째|세\s?번째",
+    re.IGNORECASE,
+)
+# "not the fullest", "nicht gesunken", "n'a pas baissé", "no bajó", "没有下降", "下がっていない": a denial.
+DENIED = re.compile(
+    r"\b(?:not|never|nicht|nie|kein\w*|pas|jamais|no|nunca|non|mai|não|nunca|niet|geen)\b|n't|没有|沒有|并非|不是"
+    r"|ではな|じゃな|ていない|なかった|않|아니|없",
+    re.IGNORECASE,
+)
+
+# "per m²", "au mètre carré", "pro Kopf", "人均": a superlative that compares an amount per one of something —
+# and the words in the field names of what it is counted per.
+PER_AREA = (
+    r"(?:\b(?:per|a|au|à|al|por|pro|je|par|p\.?)\s+(?:m²|m2|sqm|sq\.?\s?(?:ft|m)|square\s+(?:met(?:re|er)|foot|feet)"
+    r"|mètre\s+carré|metro\s+(?:cuadrado|quadrato)|quadratmeter|vierkante\s+meter)|/\s?m²|/\s?m2\b"
+    r"|\bquadratmeterpreis|平方米|平米|㎡|제곱미터당|평당)"
+)
+PER_HEAD = (
+    r"(?:\b(?:per|pro|par|por)\s+(?:capita|head|person|inhabitant|resident|kopf|einwohner|habitant|habitante|persona"
+    r"|cápita)|人均|每人|一人当たり|一人あたり|1人当たり|1人あたり|1인당|인당)"
+)
+PER_UNITS = re.compile(rf"(?P<area>{PER_AREA})|(?P<head>{PER_HEAD})", re.IGNORECASE)
+PER_WORDS = {
+    "area": ("m2", "sqm", "sqft", "area", "surface", "size", "flaeche", "superficie"),
+    "head": ("population", "inhabitants", "residents", "people", "persons", "headcount", "einwohner", "habitants"),
+}
+# What stands between the two figures of "from 189 to 221", "von 189 auf 221", "从189降至221" — after a "from"
+# before the first — or of "189件から221件に", "189건에서 221건으로", where it is the "from" and a "to" follows
+# the second ("4億2,000万円から3,570万円増えた" says by how much, not to what).
+TO = re.compile(
+    r"\s*(?:to|auf|à|a|al|hasta|naar|tot|para|→|->)\s*|[^\d\s]{0,3}[至到]\s*|(?P<after>[^\d\s]{0,2}(?:から|에서)\s*)",
+    re.IGNORECASE,
+)
+TO_AFTER = re.compile(r"[^\d\s]{0,2}?(?:に|へ|まで|으로|로|까지)")
+
+
+TO_WORDS = (
+    *(" to ", " auf ", " à ", " a ", " al ", " hasta ", " naar ", " tot ", " para "),
+    *("→", "->", "至", "到", "から", "에서"),
+)
+
+
 # --- units as people write them ---------------------------------------------------------------------------
 
 # How units are written after a figure (folded) → the unit's code (agent.grounding.units). Longest first.
@@ -467,6 +514,8 @@ KOREAN_COUNTERS = (
 CJK_DATE_AFTER = frozenset("年月日号號点點时時分秒周週")
 # "3 of the 5 services": the words that join a count to its whole.
 OF_WORDS = re.compile(r"\s*(?:of(?:\s+the)?|out of|von|aus|de(?:s|\s+los|\s+las)?|sur|su|di|dei|delle|van)\s+", re.I)
+# The first words of those: a count's next words opening none of them say no "of" follows.
+OF_FIRST = frozenset(("of", "out", "von", "aus", "de", "des", "sur", "su", "di", "dei", "delle", "van"))
 
 # "다섯 명 중 두 명", "5个中有3个", "6人のうち4人": the words between a whole and the count of it that follows.
 WHOLE_MARKS = ("중에서", "중에", "중", "가운데", "之中", "当中", "當中", "中", "のうち", "中有", "のうちで")

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 from agent.grounding.derivation import MAX_DISTINCT, MAX_ITEMS, decimal_of, lists_of_records, says_state
 from agent.grounding.figures import Figure, Reading
-from agent.grounding.language import COUNTER_AFTER, KOREAN_COUNTERS, OF_WORDS, WHOLE_BEFORE, WHOLE_MARKS
+from agent.grounding.language import COUNTER_AFTER, KOREAN_COUNTERS, OF_FIRST, OF_WORDS, WHOLE_BEFORE, WHOLE_MARKS
 from agent.grounding.units import compatible, unit_of_key
 
 MAX_THRESHOLDS = 12  # values tried as the bound of a count ("above 5"): the question's, the sentence's, the result's
@@ -27,7 +27,6 @@ MAX_THRESHOLDS = 12  # values tried as the bound of a count ("above 5"): the que
 # cinque"), or a counter ("3개", "三个"). Most figures are followed by neither, which one match tells.
 _CUE_AFTER = re.compile(rf"(?P<of>(?:\s+[^\W\d_]+)?{OF_WORDS.pattern})|{COUNTER_AFTER.pattern}")
 _NEAR = 24  # characters after a figure that hold its noun and the word for "of"
-_OF_FIRST = frozenset(("of", "out", "von", "aus", "de", "des", "sur", "su", "di", "dei", "delle", "van"))
 _KOREAN_COUNTED = re.compile(f"(?:{'|'.join(KOREAN_COUNTERS)})$")
 _WHOLE_GAP = 6  # characters between a whole and its count ("5개 중 ", "6人のうち")
 _WHOLE_ENDS = frozenset(m[-1] for m in WHOLE_MARKS)  # the last characters of those words, and of what may follow
@@ -82,7 +81,7 @@ def _count_claim(text: str, figure: Figure, neighbours: Sequence[Figure]) -> Cou
     near = text[end : end + _NEAR]
     # A counter is no ASCII, and a whole is joined by a word for "of" in one of the next two words: the match is
     # made only where one may be.
-    plain = near.isascii() and _OF_FIRST.isdisjoint(near.split(None, 2)[:2])
+    plain = near.isascii() and OF_FIRST.isdisjoint(near.split(None, 2)[:2])
     cue = None if plain else _CUE_AFTER.match(text, end)
     at = figure.start
     first = at > 1 and not _WHOLE_ENDS.isdisjoint(text[at - 2 : at])  # "5개 중 3개": its whole may come first
