@@ -363,9 +363,6 @@ class Backing:
                     self._tagged_in.setdefault(cited, set()).update(s.number for s in cite.sources)
         return source.number in self._tagged_in.get(block, ())
 
-    def _block_index(self, sentence: int) -> int:
-        return self.layout.sentences[sentence].block
-
 
 def _rule(figure: Figure, reading: Reading, fact: Fact) -> GroundingRule:
     if fact.rule is not _EXACT:

@@ -283,7 +283,7 @@ def _sums_by_state(name: str, items: list[dict[str, Any]], fields: dict[str, lis
     """ "The 4 completed orders came to 779 元", "net of the cancelled one, 459,60 €": an amount summed over the
     items in one state, or over all but those. Only amounts (a unit, or cents): a count summed over a subset
     matches too many figures by chance."""
-    states = [key for key, values in fields.items() if _is_state(values)]
+    states = [key for key, values in fields.items() if is_state(values)]
     amounts = [
         key
         for key, values in fields.items()
@@ -304,7 +304,9 @@ def _sums_by_state(name: str, items: list[dict[str, Any]], fields: dict[str, lis
                 yield Aggregate(rest, unit, f"the sum of {key} over the {name} whose {state} is not {value}")
 
 
-def _is_state(values: list[Any]) -> bool:
+def is_state(values: list[Any]) -> bool:
+    """Are `values` (one field's, over a list's items) states the items share ("down", "창가"), not names each
+    has once: all text, some repeated, a few distinct?"""
     texts = [v.strip().casefold() for v in values if isinstance(v, str)]
     return len(texts) == len(values) and len(set(texts)) < len(texts) and len(set(texts)) <= MAX_DISTINCT
 

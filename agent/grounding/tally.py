@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from typing import Any, NamedTuple
 
-from agent.grounding.derivation import MAX_DISTINCT, MAX_ITEMS, decimal_of, lists_of_records, says_state
+from agent.grounding.derivation import MAX_ITEMS, decimal_of, is_state, lists_of_records, says_state
 from agent.grounding.figures import Figure, Reading
 from agent.grounding.language import COUNTER_AFTER, KOREAN_COUNTERS, OF_FIRST, OF_WORDS, WHOLE_BEFORE, WHOLE_MARKS
 from agent.grounding.units import compatible, unit_of_key
@@ -163,12 +163,8 @@ def _states(items: list[dict[str, Any]]) -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for key in items[0] if items else ():
         values = [item.get(key) for item in items]
-        if not all(isinstance(v, str) for v in values):
-            continue
-        texts = [_text(v) for v in values]
-        distinct = set(texts)
-        if len(distinct) < len(texts) and len(distinct) <= MAX_DISTINCT:
-            found[key] = distinct
+        if is_state(values):
+            found[key] = {_text(v) for v in values}
     return found
 
 
