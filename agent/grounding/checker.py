@@ -430,6 +430,8 @@ def _for_people(problem: str) -> str:
         return f"{what} is not the largest or smallest its sentence says it is"
     if "went down, its sentence says" in problem:
         return f"{what} is said to have gone down, but its result says it rose"
+    if "went up, its sentence says" in problem:
+        return f"{what} is said to have gone up, but its result says it fell"
     if "its sentence counts" in problem:
         return f"{what} is not how many items of its result have what its sentence says"
     if "but its sentence gives it to another item" in problem:

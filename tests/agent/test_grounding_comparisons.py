@@ -77,6 +77,14 @@ def test_a_change_between_two_figures_goes_their_way():
     assert not problems("遅延は189便から221便に増えました。", WEEKS)
 
 
+def test_a_wrong_rise_is_told_to_people_as_a_rise():
+    """The partial answer says why a figure failed in plain words, for a rise as for a fall."""
+    sentences = check("Late trips rose from 221 to 189.", WEEKS, "q").sentences
+    assert any("went up, its sentence says" in p for s in sentences for p in s.problems)
+    told = [why for s in sentences for _, _, why in s.unbacked]
+    assert "a figure is said to have gone up, but its result says it fell" in told
+
+
 def test_said_change_and_from_to_read_the_words():
     assert said_change("late trips fell to") is False
     assert said_change("ventas subieron") is None  # a verb it does not know says nothing
